@@ -1,0 +1,192 @@
+#define _GNU_SOURCE
+#include "local.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *const limits_names[] = {
+  [AL_LIMITS_RLIMIT] = "rlimits (no cgroup available to the helper)",
+  [AL_LIMITS_CGROUP_V1] = "cgroup v1 (pids, memory)",
+  [AL_LIMITS_CGROUP_V2] = "cgroup v2 (pids, memory)",
+};
+
+static bool
+build_request (const struct local_run *r, struct al_writer *w)
+{
+  al_begin (w, AL_MSG_RUN);
+  for (const char **a = r->argv; *a; a++)
+    al_put_str (w, AL_F_ARGV, *a);
+  for (const char **e = r->envp; *e; e++)
+    al_put_str (w, AL_F_ENV, *e);
+  al_put_str (w, AL_F_WORKDIR, r->workdir);
+  if (r->rootfs)
+    al_put_str (w, AL_F_ROOTFS, r->rootfs);
+  for (uint32_t i = 0; i < r->n_binds_ro; i++)
+    al_put_pair (w, AL_F_BIND_RO, r->binds_ro[i].src, r->binds_ro[i].dst);
+  for (uint32_t i = 0; i < r->n_binds_rw; i++)
+    al_put_pair (w, AL_F_BIND_RW, r->binds_rw[i].src, r->binds_rw[i].dst);
+  al_put_u32 (w, AL_F_NETWORK, r->network);
+  al_put_u32 (w, AL_F_TIMEOUT_SEC, r->timeout_sec);
+  al_put_u64 (w, AL_F_MEMORY_MAX, r->memory_max);
+  al_put_u32 (w, AL_F_PIDS_MAX, r->pids_max);
+  return al_finish (w) > 0;
+}
+
+/* Start the helper with fd 3 = its end of the channel and our stdio. */
+static pid_t
+spawn_helper (const char *helper, int their_end, const sigset_t *old_mask)
+{
+  pid_t pid = fork ();
+  if (pid != 0)
+    return pid;
+  sigprocmask (SIG_SETMASK, old_mask, NULL);
+  if (their_end != 3 && dup2 (their_end, 3) < 0)
+    _exit (AIRLOCK_EXIT_SETUP);
+  if (their_end == 3)
+    fcntl (3, F_SETFD, 0);
+  closefrom (4);
+  /* The helper clears its environment anyway; give it none to begin with. */
+  char *const argv[] = { (char *) "airlock-helper", NULL };
+  char *const envp[] = { NULL };
+  execve (helper, argv, envp);
+  fprintf (stderr, "airlock: cannot run the helper %s: %s (install airlock, "
+           "or point AIRLOCK_HELPER at airlock-helper)\n", helper, strerror (errno));
+  _exit (AIRLOCK_EXIT_SETUP);
+}
+
+/* Turn one report into an exit code, or -1 to keep waiting. */
+static int
+handle_report (const struct al_report *rep, const struct local_run *r)
+{
+  switch (rep->event)
+    {
+    case AL_EV_STARTED:
+      if (r->verbose)
+        fprintf (stderr, "airlock: sandbox started, pid %u, limits: %s\n",
+                 rep->pid, limits_names[rep->limits]);
+      return -1;
+    case AL_EV_SETUP_FAILED:
+      fprintf (stderr, "airlock: sandbox setup failed (%s): %s%s%s\n",
+               al_step_name (rep->step), rep->message, rep->err ? ": " : "",
+               rep->err ? strerror ((int) rep->err) : "");
+      return AIRLOCK_EXIT_SETUP;
+    case AL_EV_EXITED:
+      if (rep->timed_out)
+        {
+          fprintf (stderr, "airlock: command timed out after %u s; the "
+                   "sandbox and every process in it were killed\n",
+                   r->timeout_sec);
+          return AIRLOCK_EXIT_TIMEOUT;
+        }
+      if (rep->present >> (AL_F_SIGNAL - AL_F_EVENT) & 1)
+        return 128 + (int) rep->signal;
+      return (int) rep->exit_code;
+    default:
+      return -1;
+    }
+}
+
+int
+local_run (const struct local_run *r)
+{
+  static struct al_writer w;
+  static struct al_message msg;
+  if (!build_request (r, &w))
+    {
+      fprintf (stderr, "airlock: the command, environment and binds exceed "
+               "the protocol's limits (%d bytes, %d arguments)\n",
+               AL_MAX_MESSAGE, AL_MAX_ARGV);
+      return AIRLOCK_EXIT_SETUP;
+    }
+  int sv[2];
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    {
+      perror ("airlock: socketpair");
+      return AIRLOCK_EXIT_SETUP;
+    }
+  /* Stop requests go to the helper, which kills the sandbox and reports. */
+  sigset_t stop, old;
+  sigemptyset (&stop);
+  sigaddset (&stop, SIGINT);
+  sigaddset (&stop, SIGTERM);
+  sigaddset (&stop, SIGHUP);
+  sigaddset (&stop, SIGQUIT);
+  sigprocmask (SIG_BLOCK, &stop, &old);
+  int sfd = signalfd (-1, &stop, SFD_CLOEXEC);
+  pid_t helper = spawn_helper (r->helper, sv[1], &old);
+  close (sv[1]);
+  if (helper < 0 || sfd < 0)
+    {
+      perror ("airlock: cannot start the helper");
+      return AIRLOCK_EXIT_SETUP;
+    }
+  if (send (sv[0], w.buf, w.len, MSG_NOSIGNAL) != (ssize_t) w.len)
+    {
+      /* The helper already died; its reason is on stderr. */
+      waitpid (helper, NULL, 0);
+      return AIRLOCK_EXIT_SETUP;
+    }
+
+  int code = -1, stop_sig = 0;
+  static uint8_t buf[AL_MAX_MESSAGE];
+  while (code < 0)
+    {
+      struct pollfd pfd[2] = { { .fd = sv[0], .events = POLLIN },
+                               { .fd = sfd, .events = POLLIN } };
+      if (poll (pfd, 2, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          break;
+        }
+      if (pfd[1].revents & POLLIN)
+        {
+          struct signalfd_siginfo si;
+          if (read (sfd, &si, sizeof si) == sizeof si)
+            {
+              stop_sig = stop_sig ? stop_sig : (int) si.ssi_signo;
+              kill (helper, (int) si.ssi_signo);
+            }
+        }
+      if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      ssize_t n = recv (sv[0], buf, sizeof buf, MSG_TRUNC);
+      if (n <= 0)
+        break; /* the helper is gone */
+      const char *why = NULL;
+      if ((size_t) n > sizeof buf || al_decode (buf, (size_t) n, &msg, &why) < 0
+          || msg.type != AL_MSG_REPORT)
+        {
+          fprintf (stderr, "airlock: malformed report from the helper: %s\n",
+                   why ? why : "wrong size or type");
+          kill (helper, SIGKILL);
+          code = AIRLOCK_EXIT_SETUP;
+          break;
+        }
+      code = handle_report (&msg.u.report, r);
+    }
+  int ws = 0;
+  while (waitpid (helper, &ws, 0) < 0 && errno == EINTR)
+    ;
+  close (sv[0]);
+  close (sfd);
+  if (code < 0)
+    {
+      if (!(WIFEXITED (ws) && WEXITSTATUS (ws) == AIRLOCK_EXIT_SETUP))
+        fprintf (stderr, "airlock: airlock-helper ended without a result (%s %d)\n",
+                 WIFSIGNALED (ws) ? "signal" : "status",
+                 WIFSIGNALED (ws) ? WTERMSIG (ws) : WEXITSTATUS (ws));
+      code = AIRLOCK_EXIT_SETUP;
+    }
+  (void) stop_sig;
+  return code;
+}

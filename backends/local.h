@@ -1,0 +1,38 @@
+/* The local backend: one command in a fresh namespace sandbox on this
+ * host, built by airlock-helper.  The broker never holds privilege; it
+ * only starts the helper and speaks the wire protocol with it. */
+#ifndef AIRLOCK_BACKENDS_LOCAL_H
+#define AIRLOCK_BACKENDS_LOCAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "protocol.h"
+
+struct local_run {
+  const char *helper;  /* path of airlock-helper */
+  const char *workdir; /* absolute, canonical */
+  const char *rootfs;  /* NULL: the host's system directories */
+  const char **argv;   /* NULL-terminated */
+  const char **envp;   /* NULL-terminated, the sandbox's whole environment */
+  struct al_bind binds_ro[AL_MAX_BINDS];
+  uint32_t n_binds_ro;
+  struct al_bind binds_rw[AL_MAX_BINDS];
+  uint32_t n_binds_rw;
+  uint32_t network;    /* enum al_network */
+  uint32_t timeout_sec;
+  uint64_t memory_max; /* 0: helper.conf's default */
+  uint32_t pids_max;   /* 0: helper.conf's default */
+  bool verbose;        /* say on stderr which limits applied */
+};
+
+/* Exit codes beyond the command's own. */
+#define AIRLOCK_EXIT_TIMEOUT 124
+#define AIRLOCK_EXIT_SETUP 125
+
+/* Run the command with the caller's stdin/stdout/stderr.  Returns the
+ * command's exit code, 128+N when it died of signal N, 124 on timeout, 125
+ * when the sandbox could not be set up (the reason is on stderr). */
+int local_run (const struct local_run *r);
+
+#endif

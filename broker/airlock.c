@@ -1,0 +1,36 @@
+/* airlock: the unprivileged broker's command line. */
+#include <stdio.h>
+#include <string.h>
+
+#include "run_command.h"
+
+static const char usage[]
+    = "Usage: airlock COMMAND [OPTION]...\n"
+      "Run an agent's commands somewhere safe.\n"
+      "\n"
+      "Commands:\n"
+      "  run -- CMD [ARG]...   run one command in a fresh local sandbox\n"
+      "\n"
+      "  airlock COMMAND --help   options of a command\n"
+      "  airlock --version        version\n"
+      "See airlock(1).\n";
+
+int
+main (int argc, char **argv)
+{
+  if (argc < 2 || !strcmp (argv[1], "--help") || !strcmp (argv[1], "-h"))
+    {
+      fputs (usage, argc < 2 ? stderr : stdout);
+      return argc < 2 ? 2 : 0;
+    }
+  if (!strcmp (argv[1], "--version"))
+    {
+      printf ("airlock %s\n", AIRLOCK_VERSION);
+      return 0;
+    }
+  if (!strcmp (argv[1], "run"))
+    return run_command (argc - 1, argv + 1);
+  fprintf (stderr, "airlock: unknown command '%s'\nTry 'airlock --help'.\n",
+           argv[1]);
+  return 2;
+}

@@ -1,0 +1,229 @@
+/* `airlock run`: parse the command line into a local_run and run it. */
+#define _GNU_SOURCE
+#include "run_command.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "local.h"
+
+#ifndef HELPER_PATH
+#define HELPER_PATH "/usr/local/libexec/airlock/airlock-helper"
+#endif
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+static const char run_usage[]
+    = "Usage: airlock run [OPTION]... -- COMMAND [ARG]...\n"
+      "Run one command in a fresh local sandbox and exit with its status.\n"
+      "\n"
+      "  --workdir DIR        read-write workspace and working directory\n"
+      "                       (default: the current directory)\n"
+      "  --rootfs DIR         use DIR, a directory you own holding an unpacked\n"
+      "                       image, as / instead of the host's system dirs\n"
+      "  --timeout SEC        kill the sandbox after SEC seconds (exit 124)\n"
+      "  --network MODE       loopback (default), none, or host (only where\n"
+      "                       the administrator allows it)\n"
+      "  --env NAME=VALUE     add to the sandbox's clean environment\n"
+      "  --ro-bind SRC[:DST]  make SRC visible read-only at DST (default SRC)\n"
+      "  --bind SRC[:DST]     make SRC visible read-write at DST\n"
+      "  --memory BYTES       memory limit (K, M, G suffixes)\n"
+      "  --pids N             limit on the number of processes\n"
+      "  -v, --verbose        report which limits applied\n"
+      "  -h, --help           show this help\n"
+      "\n"
+      "Exit status: the command's; 128+N if it died of signal N; 124 on\n"
+      "timeout; 125 if the sandbox could not be set up; 126/127 if the\n"
+      "command could not be run / was not found.  See airlock(1).\n";
+
+static int
+usage_error (const char *fmt, const char *arg)
+{
+  fprintf (stderr, "airlock run: ");
+  fprintf (stderr, fmt, arg);
+  fprintf (stderr, "\nTry 'airlock run --help'.\n");
+  return 2;
+}
+
+/* A path as the helper wants it: absolute and without symlinks, "." or
+ * "..".  The helper refuses symlinks, so resolve them here, unprivileged. */
+static char *
+resolve (const char *path, const char *what)
+{
+  char *real = realpath (path, NULL);
+  if (!real)
+    fprintf (stderr, "airlock run: %s %s: %s\n", what, path, strerror (errno));
+  return real;
+}
+
+static bool
+canonical_destination (const char *p)
+{
+  if (p[0] != '/' || (p[1] && p[strlen (p) - 1] == '/'))
+    return false;
+  for (const char *c = p; *c; c++)
+    if (c[0] == '/'
+        && (c[1] == '/' || (c[1] == '.' && (c[2] == '/' || !c[2]))
+            || (c[1] == '.' && c[2] == '.' && (c[3] == '/' || !c[3]))))
+      return false;
+  return true;
+}
+
+static int
+add_bind (struct al_bind *binds, uint32_t *n, const char *spec)
+{
+  if (*n >= AL_MAX_BINDS)
+    return usage_error ("at most 64 binds of each kind%s", "");
+  char *copy = strdup (spec);
+  char *colon = strchr (copy, ':');
+  if (colon)
+    *colon = '\0';
+  char *src = resolve (copy, "bind source");
+  if (!src)
+    return 2;
+  const char *dst = colon ? colon + 1 : src;
+  if (!canonical_destination (dst))
+    return usage_error ("bind destination '%s' must be an absolute path "
+                        "without '.', '..' or '//'", dst);
+  binds[*n].src = src;
+  binds[*n].dst = dst;
+  (*n)++;
+  return 0;
+}
+
+static bool
+parse_u64 (const char *s, uint64_t *out, bool sizes)
+{
+  char *end;
+  errno = 0;
+  if (*s < '0' || *s > '9')
+    return false;
+  unsigned long long v = strtoull (s, &end, 10);
+  int shift = 0;
+  if (sizes && *end)
+    {
+      const char *units = "KMGT";
+      const char *u = strchr (units, *end);
+      if (!u || end[1])
+        return false;
+      shift = 10 * (int) (u - units + 1);
+      end++;
+    }
+  if (errno || *end || (shift && v > (UINT64_MAX >> shift)))
+    return false;
+  *out = (uint64_t) v << shift;
+  return true;
+}
+
+int
+run_command (int argc, char **argv)
+{
+  static struct local_run r;
+  static const char *env[AL_MAX_ENV + 1];
+  uint32_t nenv = 0;
+  const char *workdir = ".";
+  enum { O_WORKDIR = 256, O_ROOTFS, O_TIMEOUT, O_NETWORK, O_ENV, O_RO_BIND,
+         O_BIND, O_MEMORY, O_PIDS };
+  static const struct option opts[] = {
+    { "workdir", required_argument, NULL, O_WORKDIR },
+    { "rootfs", required_argument, NULL, O_ROOTFS },
+    { "timeout", required_argument, NULL, O_TIMEOUT },
+    { "network", required_argument, NULL, O_NETWORK },
+    { "env", required_argument, NULL, O_ENV },
+    { "ro-bind", required_argument, NULL, O_RO_BIND },
+    { "bind", required_argument, NULL, O_BIND },
+    { "memory", required_argument, NULL, O_MEMORY },
+    { "pids", required_argument, NULL, O_PIDS },
+    { "verbose", no_argument, NULL, 'v' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+  };
+  /* The sandbox's environment starts clean: only these pass in. */
+  env[nenv++] = "PATH=" DEFAULT_PATH;
+  const char *term = getenv ("TERM");
+  static char term_entry[256];
+  if (term && snprintf (term_entry, sizeof term_entry, "TERM=%s", term)
+                  < (int) sizeof term_entry)
+    env[nenv++] = term_entry;
+
+  int c, rc;
+  uint64_t v;
+  optind = 1;
+  while ((c = getopt_long (argc, argv, "+vh", opts, NULL)) != -1)
+    switch (c)
+      {
+      case O_WORKDIR: workdir = optarg; break;
+      case O_ROOTFS:
+        if (!(r.rootfs = resolve (optarg, "--rootfs")))
+          return 2;
+        break;
+      case O_TIMEOUT:
+        if (!parse_u64 (optarg, &v, false) || v > UINT32_MAX)
+          return usage_error ("--timeout wants whole seconds, not '%s'", optarg);
+        r.timeout_sec = (uint32_t) v;
+        break;
+      case O_NETWORK:
+        if (!strcmp (optarg, "loopback"))
+          r.network = AL_NET_LOOPBACK;
+        else if (!strcmp (optarg, "none"))
+          r.network = AL_NET_NONE;
+        else if (!strcmp (optarg, "host"))
+          r.network = AL_NET_HOST;
+        else
+          return usage_error ("--network is loopback, none or host, not '%s'",
+                              optarg);
+        break;
+      case O_ENV:
+        if (!strchr (optarg, '=') || optarg[0] == '=')
+          return usage_error ("--env wants NAME=VALUE, not '%s'", optarg);
+        if (nenv >= AL_MAX_ENV)
+          return usage_error ("too many --env%s", "");
+        env[nenv++] = optarg;
+        break;
+      case O_RO_BIND:
+        if ((rc = add_bind (r.binds_ro, &r.n_binds_ro, optarg)))
+          return rc;
+        break;
+      case O_BIND:
+        if ((rc = add_bind (r.binds_rw, &r.n_binds_rw, optarg)))
+          return rc;
+        break;
+      case O_MEMORY:
+        if (!parse_u64 (optarg, &r.memory_max, true) || r.memory_max == 0)
+          return usage_error ("--memory wants a size like 512M, not '%s'", optarg);
+        break;
+      case O_PIDS:
+        if (!parse_u64 (optarg, &v, false) || v == 0 || v > UINT32_MAX)
+          return usage_error ("--pids wants a positive number, not '%s'", optarg);
+        r.pids_max = (uint32_t) v;
+        break;
+      case 'v': r.verbose = true; break;
+      case 'h': fputs (run_usage, stdout); return 0;
+      default: return usage_error ("%s", "unknown option");
+      }
+  if (optind >= argc)
+    return usage_error ("%s", "no command given (airlock run -- COMMAND)");
+  if (!(r.workdir = resolve (workdir, "--workdir")))
+    return 2;
+  struct stat st;
+  if (stat (r.workdir, &st) < 0 || !S_ISDIR (st.st_mode))
+    return usage_error ("--workdir %s is not a directory", r.workdir);
+
+  static char home[PATH_MAX + 8];
+  snprintf (home, sizeof home, "HOME=%s", r.workdir);
+  if (nenv < AL_MAX_ENV)
+    env[nenv++] = home;
+  env[nenv] = NULL;
+  r.envp = env;
+  r.argv = (const char **) argv + optind;
+  r.helper = getenv ("AIRLOCK_HELPER");
+  if (!r.helper || !*r.helper)
+    r.helper = HELPER_PATH;
+  return local_run (&r);
+}

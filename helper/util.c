@@ -1,0 +1,85 @@
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+int channel_fd = -1;
+
+/* One writer is enough: the helper is single-threaded and each process
+ * (monitor, sandbox init) builds one message at a time. */
+static struct al_writer writer;
+
+bool
+channel_send (struct al_writer *w)
+{
+  size_t n = al_finish (w);
+  if (n == 0 || channel_fd < 0)
+    return false;
+  ssize_t r;
+  do
+    r = send (channel_fd, w->buf, n, MSG_NOSIGNAL);
+  while (r < 0 && errno == EINTR);
+  return r == (ssize_t) n;
+}
+
+noreturn void
+fail (enum al_step step, int err, const char *fmt, ...)
+{
+  char msg[1024];
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  va_end (ap);
+
+  struct al_writer *w = &writer;
+  al_begin (w, AL_MSG_REPORT);
+  al_put_u32 (w, AL_F_EVENT, AL_EV_SETUP_FAILED);
+  al_put_u32 (w, AL_F_STEP, step);
+  al_put_u32 (w, AL_F_ERRNO, (uint32_t) err);
+  al_put_str (w, AL_F_MESSAGE, msg);
+  if (!channel_send (w))
+    {
+      /* No broker to tell: stderr is the only place left.  fd 2 is valid
+       * (sanitize_process() reopened it on /dev/null if it was closed). */
+      if (err)
+        dprintf (2, "airlock-helper: %s: %s: %s\n", al_step_name (step), msg,
+                 strerror (err));
+      else
+        dprintf (2, "airlock-helper: %s: %s\n", al_step_name (step), msg);
+    }
+  _exit (EXIT_SETUP_FAILED);
+}
+
+bool
+write_all (int fd, const void *buf, size_t n)
+{
+  const char *p = buf;
+  while (n > 0)
+    {
+      ssize_t r = write (fd, p, n);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        return false;
+      p += r;
+      n -= (size_t) r;
+    }
+  return true;
+}
+
+int
+write_knob (int dirfd, const char *name, const char *value)
+{
+  int fd = openat (dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  int rc = write_all (fd, value, strlen (value)) ? 0 : -errno;
+  if (rc == 0 && close (fd) < 0)
+    return -errno;
+  if (rc < 0)
+    close (fd);
+  return rc;
+}
