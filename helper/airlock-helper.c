@@ -327,10 +327,7 @@ write_id_maps (const struct caller *c, pid_t pid)
 {
   char path[32], map[64];
   snprintf (path, sizeof path, "/proc/%d", (int) pid);
-  if (c->mode == PRIV_ROOT)
-    priv_raise (c, CAP_DAC_OVERRIDE, CAP_SETUID, CAP_SETGID, CAP_SETFCAP, -1);
-  else
-    priv_raise (c, CAP_DAC_OVERRIDE, CAP_SETUID, CAP_SETGID, -1);
+  priv_raise (c, CAP_DAC_OVERRIDE, CAP_SETUID, CAP_SETGID, CAP_SETFCAP, -1);
   cleanup_fd int dir = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
   struct statfs sf;
   /* The knobs must be procfs itself, not something mounted over it. */

@@ -136,8 +136,12 @@ priv_raise (const struct caller *c, ...)
   keep_permitted (c);
   va_list ap;
   va_start (ap, c);
+  /* A capability this mode does not keep is skipped: the step that asks
+   * for it does not need it in this mode (e.g. CAP_SETUID with file caps,
+   * where the map written is our own euid's). */
   for (int cap = va_arg (ap, int); cap >= 0; cap = va_arg (ap, int))
-    capng_update (CAPNG_ADD, CAPNG_EFFECTIVE, (unsigned) cap);
+    if (capng_have_capability (CAPNG_PERMITTED, (unsigned) cap))
+      capng_update (CAPNG_ADD, CAPNG_EFFECTIVE, (unsigned) cap);
   va_end (ap);
   if (capng_apply (CAPNG_SELECT_CAPS) < 0)
     fail (AL_STEP_PRIVILEGE, errno, "cannot raise a capability");
@@ -155,10 +159,17 @@ priv_fsuid_root (const struct caller *c, bool root)
   if (c->mode != PRIV_SETUID && c->mode != PRIV_ROOT)
     fail (AL_STEP_PRIVILEGE, 0, "internal: root file access in mode %d",
           c->mode);
+  /* fsgid 0 is not one of our gids: that change needs CAP_SETGID. */
+  priv_raise (c, CAP_SETGID, -1);
   if (root)
     set_fs_ids (0, 0);
   else
     set_fs_ids (c->uid, c->gid);
+  /* As root, keep CAP_DAC_OVERRIDE: cgroupfs roots may be mode 0555. */
+  if (root)
+    priv_raise (c, CAP_DAC_OVERRIDE, -1);
+  else
+    priv_lower (c);
 }
 
 static void
