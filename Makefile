@@ -40,7 +40,7 @@ BROKER_SRCS := $(wildcard broker/*.c) backends/local.c helper/protocol.c
 HELPER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/%.o,$(HELPER_SRCS))
 BROKER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/broker-%.o,$(BROKER_SRCS))
 
-.PHONY: all check test unit fuzz fuzz-smoke deps demo install install-setuid \
+.PHONY: all check check-installed test unit fuzz fuzz-smoke deps demo install install-setuid \
         install-caps uninstall clean helper-lines
 
 all: $(BUILDDIR)/airlock $(BUILDDIR)/airlock-helper
@@ -104,24 +104,28 @@ TEST_TOOLS := $(BUILDDIR)/airlock-probe $(BUILDDIR)/airlock-hostile $(BUILDDIR)/
 # command-line tests as an unprivileged user under every privilege mode.
 # Needs root (it creates a test user and installs a setuid helper into a
 # private prefix); ends with "N passed, N failed".
-check: all $(TEST_TOOLS)
-	tests/run-tests.sh
+check: deps
+	$(MAKE) check-installed
+check-installed: all $(TEST_TOOLS)
+	BUILDDIR=$(BUILDDIR) tests/run-tests.sh
 test: check
 
 # ---- packages ----
-DEB_PACKAGES := build-essential pkg-config clang libcap-ng-dev libseccomp-dev \
-                libnl-3-dev libnl-route-3-dev libcjson-dev libcurl4-openssl-dev \
-                libcmocka-dev bats libcap2-bin busybox-static iproute2 procps \
-                util-linux passwd
+DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev \
+                libcap-ng-dev libseccomp-dev libnl-3-dev libnl-route-3-dev \
+                libnl-route-3-200 libcjson-dev libcurl4-openssl-dev libcmocka-dev \
+                bats libcap2-bin busybox-static iproute2 procps util-linux passwd \
+                python3 man-db
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	  | grep -q '^install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:" $$missing; \
-	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
 	else echo "all build and test packages are installed"; fi
 
-demo: deps all
+demo: deps
+	$(MAKE) all
 	tests/demo.sh $(BUILDDIR)
 
 # ---- install ----

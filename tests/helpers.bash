@@ -1,0 +1,40 @@
+# Shared by every bats file.  tests/run-tests.sh exports:
+#   AIRLOCK        the installed broker
+#   AIRLOCK_HELPER the helper of the privilege mode under test
+#   MODE           unprivileged | setuid | caps
+#   TEST_USER      the unprivileged user the tests run as
+#   WORK           a 0755 workspace owned by TEST_USER (cwd of as_user)
+#   PROBE          airlock-probe, inside WORK so the sandbox sees it
+#   HOSTILE        airlock-hostile (runs outside the sandbox)
+#   HELPER_CONF    the helper.conf path compiled into this build
+#   T              the private test prefix (root-owned, 0755)
+
+# Run a command as the test user, in $WORK, with a minimal environment.
+as_user () {
+  (cd "$WORK" && runuser -u "$TEST_USER" -- env -i \
+    PATH=/usr/local/bin:/usr/bin:/bin AIRLOCK_HELPER="$AIRLOCK_HELPER" \
+    ${EXTRA_ENV:-} "$@")
+}
+
+# airlock run as the test user.
+arun () {
+  as_user "$AIRLOCK" run "$@"
+}
+
+# Skip unless the current privilege mode is one of the arguments.
+only_modes () {
+  local m
+  for m in "$@"; do [ "$MODE" = "$m" ] && return 0; done
+  skip "not applicable in $MODE mode"
+}
+
+# Write helper.conf (root-owned 0644); `reset_conf` removes it.
+write_conf () {
+  mkdir -p "$(dirname "$HELPER_CONF")"
+  printf '%s\n' "$@" > "$HELPER_CONF"
+  chown root:root "$HELPER_CONF" "$(dirname "$HELPER_CONF")"
+  chmod 0644 "$HELPER_CONF"
+}
+reset_conf () {
+  rm -f "$HELPER_CONF"
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env bats
+# Resource limits: pids and memory bounded by a cgroup (setuid root, where
+# the host offers the controllers) or rlimits, and the report of which.
+
+load helpers
+
+teardown () { reset_conf; }
+
+expected_limits () {
+  if [ "$MODE" = setuid ] && [ -d /sys/fs/cgroup/pids ] && [ -d /sys/fs/cgroup/memory ]; then
+    echo "cgroup v1"
+  elif [ "$MODE" = setuid ] && [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+    echo "cgroup v2"
+  else
+    echo "rlimits"
+  fi
+}
+
+@test "airlock run -v reports which limits applied" {
+  run arun -v -- true
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"limits: $(expected_limits)"* ]]
+}
+
+@test "the pids limit holds against a burst of forks" {
+  # Counted with builtins only: at the limit, nothing more can be forked.
+  run arun --pids 32 -- bash -c 'for i in {1..80}; do sleep 5 & done 2>/dev/null; n=(/proc/[0-9]*); echo ${#n[@]}'
+  echo "$output"
+  n=$(echo "$output" | tail -n 1)
+  [ "$n" -le 33 ]
+  [ "$n" -ge 10 ]
+}
+
+@test "a fork bomb is contained and fully killed by the timeout" {
+  run arun --pids 64 --timeout 5 -- bash -c 'b() { b | b & }; b; sleep 60'
+  [ "$status" -eq 124 ]
+  for i in $(seq 50); do pgrep -u "$TEST_USER" >/dev/null || break; sleep 0.1; done
+  ! pgrep -u "$TEST_USER"
+}
+
+@test "the memory limit stops a memory hog; modest use works" {
+  run arun --memory 64M -- python3 -c 'x = bytearray(16 * 1024 * 1024); print("ok")'
+  [ "$status" -eq 0 ]
+  [ "$output" = ok ]
+  run arun --memory 64M -- python3 -c 'x = bytearray(512 * 1024 * 1024); print("escaped")'
+  [ "$status" -ne 0 ]
+  [[ "$output" != *escaped* ]]
+}
+
+@test "cgroups are removed when the sandbox ends" {
+  only_modes setuid
+  run arun -- true
+  [ "$status" -eq 0 ]
+  for i in $(seq 50); do
+    left=$(find /sys/fs/cgroup -path '*/airlock/*' -maxdepth 3 -type d -name "[0-9]*-*" 2>/dev/null | wc -l)
+    [ "$left" -eq 0 ] && break
+    sleep 0.1
+  done
+  [ "$left" -eq 0 ]
+}
+
+@test "helper.conf caps the limits a request may ask for" {
+  write_conf "max_pids = 100" "max_memory = 1G"
+  run arun --pids 1000 -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"max_pids"* ]]
+  run arun --memory 2G -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"max_memory"* ]]
+  run arun --pids 50 -- true
+  [ "$status" -eq 0 ]
+}
+
+@test "helper.conf max_time bounds every run" {
+  write_conf "max_time = 1"
+  run arun -- sleep 30
+  [ "$status" -eq 124 ]
+}
+
+@test "core dumps are off, file size and open files are bounded" {
+  write_conf "nofile = 256" "max_file_size = 1M"
+  run arun -- bash -c 'ulimit -c; ulimit -n; ulimit -f'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = 0 ]
+  [ "${lines[1]}" = 256 ]
+  [ "${lines[2]}" = 1024 ]   # 1 MiB in 1 KiB blocks
+}

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# The whole test suite (`make check`): protocol unit tests, a fuzz smoke run
+# under ASan+UBSan, and the command-line tests run as an unprivileged user
+# against the helper in each privilege mode (unprivileged user namespaces,
+# setuid root, file capabilities), then once more with an ASan+UBSan build.
+# Needs root: it creates test users and installs a setuid helper into a
+# private 0755 prefix (CI's clone may sit where the test user cannot enter).
+# Ends with one line: "N passed, N failed, N skipped".
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+BUILDDIR=${BUILDDIR:-build}
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+MODES=${MODES:-unprivileged setuid caps}
+SUITES=${SUITES:-sandbox run limits hostile}
+
+if [ "$(id -u)" != 0 ]; then
+  echo "tests/run-tests.sh: run as root (sudo make check): it creates the test" \
+       "users and installs a setuid helper into a private prefix" >&2
+  exit 2
+fi
+
+T=$(mktemp -d /tmp/airlock-check.XXXXXX)
+chmod 0755 "$T"
+cleanup () { rm -rf "$T"; }
+trap cleanup EXIT
+
+passed=0 failed=0 skipped=0
+failures=()
+
+# Count one TAP stream (a file), remembering what failed.
+tally () {
+  local label=$1 file=$2 line
+  while IFS= read -r line; do
+    case "$line" in
+      "not ok"*) failed=$((failed + 1)); failures+=("[$label] ${line#not ok }") ;;
+      "ok "*"# skip"*|"ok "*"# SKIP"*) skipped=$((skipped + 1)) ;;
+      "ok "*) passed=$((passed + 1)) ;;
+    esac
+  done < "$file"
+}
+
+# One pass/fail result of our own.
+result () {
+  local label=$1 status=$2
+  if [ "$status" = 0 ]; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); failures+=("[$label]"); fi
+}
+
+section () { printf '\n== %s\n' "$*"; }
+
+# ---- 1. Wire protocol unit tests (cmocka, built with ASan+UBSan) ----
+section "protocol unit tests"
+CMOCKA_MESSAGE_OUTPUT=TAP "$BUILDDIR/test_protocol" > "$T/unit.tap" 2>&1
+cat "$T/unit.tap" | grep -E '^(not ok|ok|1\.\.)' | tail -n 3
+tally unit "$T/unit.tap"
+
+# ---- 2. Fuzz smoke run (libFuzzer, ASan+UBSan) ----
+section "fuzz smoke run: ${FUZZ_SECONDS}s per harness"
+if make -s fuzz BUILDDIR="$BUILDDIR" FUZZ_SECONDS="$FUZZ_SECONDS" > "$T/fuzz.log" 2>&1; then
+  grep -E 'stat::number_of_executed_units|Done [0-9]+ runs' "$T/fuzz.log" | tail -n 2
+  result fuzz 0
+else
+  tail -n 30 "$T/fuzz.log"; result fuzz 1
+fi
+
+# ---- 3. A private install: the helper reads $T/etc/airlock/helper.conf ----
+section "installing into $T/prefix"
+TEST_USER=airlock-test
+OTHER_USER=airlock-other
+id "$TEST_USER" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER"
+id "$OTHER_USER" >/dev/null 2>&1 || useradd --create-home --shell /usr/sbin/nologin "$OTHER_USER"
+other_home=$(getent passwd "$OTHER_USER" | cut -d: -f6)
+echo "another user's secret" > "$other_home/secret" && chmod 0644 "$other_home/secret"
+
+install_variant () { # name, extra make args...
+  local name=$1; shift
+  make -s install BUILDDIR="$T/$name-build" PREFIX="$T/$name" SYSCONFDIR="$T/etc" "$@" \
+    > "$T/$name-build.log" 2>&1 || { cat "$T/$name-build.log"; return 1; }
+  local h="$T/$name/libexec/airlock/airlock-helper"
+  cp "$h" "$h-setuid"; chown root:root "$h-setuid"; chmod 4755 "$h-setuid"
+  cp "$h" "$h-caps"; chmod 0755 "$h-caps"; setcap cap_dac_override,cap_sys_admin+ep "$h-caps"
+}
+install_variant prefix || { echo "0 passed, 1 failed"; exit 1; }
+
+WORK="$T/work"
+mkdir -p "$WORK/.tools"
+install -m 0755 "$BUILDDIR/airlock-probe" "$WORK/.tools/airlock-probe"
+install -m 0755 "$BUILDDIR/airlock-hostile" "$T/airlock-hostile"
+chown -R "$TEST_USER" "$WORK"
+
+# A busybox root for --rootfs, owned by the test user.
+ROOTFS="$T/rootfs"
+mkdir -p "$ROOTFS/bin"
+cp /bin/busybox "$ROOTFS/bin/busybox"
+for tool in sh ls cat echo id mkdir touch; do ln -s busybox "$ROOTFS/bin/$tool"; done
+chown -R "$TEST_USER" "$ROOTFS"
+
+export T WORK ROOTFS TEST_USER OTHER_USER
+export PROBE="$WORK/.tools/airlock-probe" HOSTILE="$T/airlock-hostile"
+export HELPER_CONF="$T/etc/airlock/helper.conf"
+
+run_suites () { # label, prefix, modes
+  local label=$1 prefix=$2 modes=$3 mode suite
+  export AIRLOCK="$prefix/bin/airlock"
+  for mode in $modes; do
+    export MODE=$mode
+    case $mode in
+      unprivileged) export AIRLOCK_HELPER="$prefix/libexec/airlock/airlock-helper" ;;
+      setuid) export AIRLOCK_HELPER="$prefix/libexec/airlock/airlock-helper-setuid" ;;
+      caps) export AIRLOCK_HELPER="$prefix/libexec/airlock/airlock-helper-caps" ;;
+    esac
+    for suite in $SUITES; do
+      section "$label: $suite.bats, $mode mode"
+      bats --tap "tests/$suite.bats" > "$T/out.tap" 2>&1
+      grep -E '^not ok' -A 12 "$T/out.tap" | head -n 60
+      tally "$label $mode $suite" "$T/out.tap"
+      printf '%s\n' "$(grep -c '^ok' "$T/out.tap") ok, $(grep -c '^not ok' "$T/out.tap") not ok"
+    done
+  done
+}
+
+# ---- 4. Command-line tests, each privilege mode ----
+run_suites release "$T/prefix" "$MODES"
+
+# ---- 5. The same with an ASan+UBSan build of broker and helper ----
+# (the unprivileged mode only: a sanitizer runtime has no place in a
+# setuid binary.)
+if [ "${SKIP_ASAN:-0}" != 1 ]; then
+  section "building the ASan+UBSan variant"
+  if install_variant asan SANITIZE=1; then
+    SUITES="sandbox run hostile" run_suites asan "$T/asan" unprivileged
+  else
+    result "asan build" 1
+  fi
+fi
+
+echo
+if [ ${#failures[@]} -gt 0 ]; then
+  echo "Failed:"
+  printf '  %s\n' "${failures[@]}"
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]
