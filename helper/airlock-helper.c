@@ -90,7 +90,8 @@ static void
 sanitize_process (int argc, char **argv)
 {
   ensure_std_fds ();
-  if (argc < 1 || !argv[0])
+  /* Since Linux 5.18 an empty argv arrives as { "", NULL }. */
+  if (argc < 1 || !argv[0] || !*argv[0])
     fail (AL_STEP_PRIVILEGE, 0, "started with an empty argument list");
   if (argc > 1)
     {

@@ -3,6 +3,7 @@
 # output.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 # Wait up to 5 s for no process to match the pattern (a unique sleep).
 gone () {

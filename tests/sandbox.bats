@@ -165,13 +165,13 @@ teardown () { reset_conf; }
   [ "$status" -eq 0 ]
   echo "$output" | grep -qx FOO=bar
   echo "$output" | grep -qx "HOME=$WORK"
-  ! echo "$output" | grep -q SECRET_TOKEN
-  ! echo "$output" | grep -q LD_PRELOAD
+  ! echo "$output" | grep -q '^SECRET_TOKEN='
+  ! echo "$output" | grep -q '^LD_PRELOAD='
 }
 
 @test "--workdir picks the workspace, visible at the same path" {
   mkdir -p "$WORK/sub"; chown "$TEST_USER" "$WORK/sub"
-  run arun --workdir "$WORK/sub" -- sh -c 'pwd; touch made-here; ls "$0" 2>&1' "$WORK/.tools"
+  run arun --workdir "$WORK/sub" -- sh -c 'pwd; touch made-here; ls "$0" 2>&1; true' "$WORK/.tools"
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = "$WORK/sub" ]
   [ -f "$WORK/sub/made-here" ]
