@@ -148,7 +148,7 @@ install-setuid: install
 install-caps: install
 	chown root:root $(DESTDIR)$(HELPER_PATH)
 	chmod 0755 $(DESTDIR)$(HELPER_PATH)
-	setcap cap_dac_override,cap_sys_admin+ep $(DESTDIR)$(HELPER_PATH)
+	setcap cap_dac_override,cap_setgid,cap_setuid,cap_sys_admin+ep $(DESTDIR)$(HELPER_PATH)
 	@getcap $(DESTDIR)$(HELPER_PATH)
 
 uninstall:

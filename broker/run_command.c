@@ -85,9 +85,11 @@ add_bind (struct al_bind *binds, uint32_t *n, const char *spec)
   if (colon)
     *colon = '\0';
   char *src = resolve (copy, "bind source");
+  const char *dst = colon ? colon + 1 : src;
+  if (!colon)
+    free (copy); /* else dst points into it, for the life of the run */
   if (!src)
     return 2;
-  const char *dst = colon ? colon + 1 : src;
   if (!canonical_destination (dst))
     return usage_error ("bind destination '%s' must be an absolute path "
                         "without '.', '..' or '//'", dst);

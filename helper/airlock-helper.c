@@ -328,7 +328,10 @@ write_id_maps (const struct caller *c, pid_t pid)
 {
   char path[32], map[64];
   snprintf (path, sizeof path, "/proc/%d", (int) pid);
-  priv_raise (c, CAP_DAC_OVERRIDE, CAP_SETUID, CAP_SETGID, CAP_SETFCAP, -1);
+  /* CAP_SYS_ADMIN: the kernel wants it over the new namespace from whoever
+   * writes its maps, and with file capabilities we are not its owner. */
+  priv_raise (c, CAP_DAC_OVERRIDE, CAP_SETUID, CAP_SETGID, CAP_SETFCAP,
+              CAP_SYS_ADMIN, -1);
   cleanup_fd int dir = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
   struct statfs sf;
   /* The knobs must be procfs itself, not something mounted over it. */
@@ -493,11 +496,7 @@ main (int argc, char **argv)
     prctl (PR_SET_DUMPABLE, 1, 0, 0, 0);
   int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC
               | CLONE_NEWUTS | (plan.req->network == AL_NET_HOST ? 0 : CLONE_NEWNET);
-  /* Invariant: in setuid mode our euid is 0 here, so the new user
-   * namespace is owned by root and the caller gets no capability over it
-   * (it cannot ptrace the setup below, CVE-2016-8659). */
-  priv_raise (&caller, CAP_SYS_ADMIN, -1);
-  pid_t child = (pid_t) syscall (SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+  pid_t child = priv_clone_root_owned (&caller, flags | SIGCHLD);
   if (child == 0)
     {
       close (go[1]);
@@ -505,7 +504,6 @@ main (int argc, char **argv)
       sandbox_main (&plan, &caller, &conf, &limits, go[0], status[1]);
     }
   int clone_errno = errno;
-  priv_lower (&caller);
   prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   if (child < 0)
     clone_failed (clone_errno);

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <sys/fsuid.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -15,9 +16,14 @@
 
 /* The file capabilities `make install-caps` grants, and nothing else:
  * CAP_SYS_ADMIN creates the user namespace where unprivileged ones are
- * restricted; CAP_DAC_OVERRIDE opens /proc/PID/{uid,gid}_map of the
- * non-dumpable child, which are owned by root. */
-static const int filecaps_expected[] = { CAP_SYS_ADMIN, CAP_DAC_OVERRIDE };
+ * restricted; CAP_SETUID lets us create it with euid 0, so that root and
+ * not the caller owns it (or the caller could setns into it from outside
+ * and hold every capability there, with no seccomp filter); CAP_SETUID and
+ * CAP_SETGID then map the caller's ids, which are not our euid 0's;
+ * CAP_DAC_OVERRIDE opens /proc/PID/{uid,gid}_map of the non-dumpable
+ * child, which are owned by root. */
+static const int filecaps_expected[]
+    = { CAP_SYS_ADMIN, CAP_DAC_OVERRIDE, CAP_SETUID, CAP_SETGID };
 
 static bool
 permitted_is_exactly (const int *caps, size_t n)
@@ -44,10 +50,7 @@ static void
 keep_permitted (const struct caller *c)
 {
   capng_updatev (CAPNG_ADD, CAPNG_PERMITTED, CAP_SYS_ADMIN, CAP_DAC_OVERRIDE,
-                 -1);
-  if (c->mode == PRIV_SETUID || c->mode == PRIV_ROOT)
-    /* Writing a uid_map that maps the caller (not our euid 0) needs them. */
-    capng_updatev (CAPNG_ADD, CAPNG_PERMITTED, CAP_SETUID, CAP_SETGID, -1);
+                 CAP_SETUID, CAP_SETGID, -1);
   if (c->mode == PRIV_ROOT)
     /* Mapping uid 0 into a user namespace needs CAP_SETFCAP. */
     capng_update (CAPNG_ADD, CAPNG_PERMITTED, CAP_SETFCAP);
@@ -97,10 +100,10 @@ priv_init (struct caller *c)
     c->mode = PRIV_ROOT;
   else if (any_capability ())
     {
-      if (!permitted_is_exactly (filecaps_expected, 2))
+      if (!permitted_is_exactly (filecaps_expected, 4))
         fail (AL_STEP_PRIVILEGE, 0,
               "unexpected capabilities; the helper needs exactly "
-              "cap_dac_override,cap_sys_admin+ep (make install-caps) or none");
+              "cap_dac_override,cap_setgid,cap_setuid,cap_sys_admin+ep (make install-caps) or none");
       c->mode = PRIV_FILECAPS;
     }
   else
@@ -183,6 +186,38 @@ verify_ids (const struct caller *c)
     fail (AL_STEP_CAPS, errno, "ids did not change as expected");
 }
 
+pid_t
+priv_clone_root_owned (const struct caller *c, int flags)
+{
+  if (c->mode == PRIV_NONE)
+    return (pid_t) syscall (SYS_clone, flags, NULL, NULL, NULL, NULL);
+  /* With file capabilities our euid is the caller's: borrow euid 0 for
+   * the clone (KEEPCAPS, or going back would empty the permitted set). */
+  bool borrow = c->mode == PRIV_FILECAPS;
+  if (borrow)
+    {
+      prctl (PR_SET_KEEPCAPS, 1, 0, 0, 0);
+      priv_raise (c, CAP_SETUID, -1);
+      if (setresuid ((uid_t) -1, 0, (uid_t) -1) < 0)
+        fail (AL_STEP_NAMESPACES, errno, "cannot take euid 0 for the clone");
+    }
+  priv_raise (c, CAP_SYS_ADMIN, CAP_SETUID, -1);
+  pid_t pid = (pid_t) syscall (SYS_clone, flags, NULL, NULL, NULL, NULL);
+  if (pid == 0)
+    return 0; /* the child: its identity is settled once the maps exist */
+  int err = errno;
+  if (borrow)
+    {
+      if (setresuid ((uid_t) -1, c->uid, (uid_t) -1) < 0)
+        fail (AL_STEP_NAMESPACES, errno, "cannot give back euid 0");
+      prctl (PR_SET_KEEPCAPS, 0, 0, 0, 0);
+      set_fs_ids (c->uid, c->gid);
+    }
+  priv_lower (c);
+  errno = err;
+  return pid;
+}
+
 void
 priv_drop_monitor (const struct caller *c)
 {
@@ -206,7 +241,7 @@ priv_enter_sandbox_identity (const struct caller *c)
 {
   /* libcap-ng remembers the pid it acts on; we are a raw clone() child. */
   capng_setpid (getpid ());
-  if (c->mode == PRIV_SETUID)
+  if (c->mode == PRIV_SETUID || c->mode == PRIV_FILECAPS)
     {
       /* Our euid is host root, which is not mapped in the new namespace;
        * become the caller there.  The ids are mapped, and the namespace's

@@ -10,7 +10,8 @@
 enum priv_mode {
   PRIV_NONE,     /* unprivileged user namespaces only */
   PRIV_SETUID,   /* setuid root, called by a non-root user */
-  PRIV_FILECAPS, /* file capabilities: exactly CAP_SYS_ADMIN+CAP_DAC_OVERRIDE */
+  PRIV_FILECAPS, /* file capabilities: exactly sys_admin, dac_override,
+                    setuid, setgid */
   PRIV_ROOT,     /* called by root itself */
 };
 
@@ -35,6 +36,12 @@ void priv_lower (const struct caller *c);
 /* Run cgroup operations as real root (setuid/root mode only): cgroupfs
  * gives new groups to the creator's fsuid, which must not be the caller. */
 void priv_fsuid_root (const struct caller *c, bool root);
+
+/* clone() into new namespaces (flags include CLONE_NEWUSER).  In the
+ * privileged modes the clone happens with euid 0, so the new user namespace
+ * is owned by root: the caller gets no capability over it, cannot ptrace
+ * the setup, and cannot setns into it later.  Returns as clone() does. */
+pid_t priv_clone_root_owned (const struct caller *c, int flags);
 
 /* Parent side, after the sandbox is started: become the caller for good and
  * hold no capability in any set. */

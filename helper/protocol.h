@@ -69,7 +69,8 @@ enum al_field_type {
 enum al_network { AL_NET_LOOPBACK = 0, AL_NET_NONE = 1, AL_NET_HOST = 2 };
 
 enum al_event {
-  AL_EV_STARTED = 1,      /* PID and LIMITS follow */
+  AL_EV_STARTED = 1,      /* PID and LIMITS follow; pid 1 exists, but its
+                             setup may still fail (SETUP_FAILED follows) */
   AL_EV_SETUP_FAILED = 2, /* STEP, ERRNO, MESSAGE follow */
   AL_EV_EXITED = 3,       /* EXIT_CODE or SIGNAL, and TIMED_OUT */
 };
@@ -134,8 +135,9 @@ struct al_message {
 int al_decode (const uint8_t *buf, size_t len, struct al_message *out,
                const char **why);
 
-/* Encoder: fields are appended to a fixed buffer; any overflow or limit
- * breach sticks, and al_finish() then fails. */
+/* Encoder: fields are appended to a fixed buffer; running out of room
+ * sticks, and al_finish() then fails.  The encoder does not enforce the
+ * decoder's other limits: the receiving side always decodes. */
 struct al_writer {
   uint8_t buf[AL_MAX_MESSAGE];
   size_t len;

@@ -234,6 +234,8 @@ limits_apply_rlimits (const struct limits *l, const struct helper_conf *conf)
       /* RLIMIT_NPROC counts per user namespace, so in our fresh one it
        * bounds this sandbox alone.  RLIMIT_AS bounds each process. */
       lower_limit (RLIMIT_NPROC, l->pids);
+#ifndef __SANITIZE_ADDRESS__ /* ASan's shadow mappings exceed any such limit */
       lower_limit (RLIMIT_AS, l->memory);
+#endif
     }
 }

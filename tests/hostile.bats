@@ -183,6 +183,24 @@ assert_frame_refused () {
   [[ "$output" != *VIOLATION* ]]
 }
 
+@test "hostile join: the caller cannot enter a running sandbox's user namespace" {
+  only_modes setuid caps
+  run hostile join
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" != *JOINED* ]]
+  [[ "$output" == *"result: safe: the sandbox's namespaces are out of the caller's reach"* ]]
+}
+
+@test "hostile join, unprivileged: the namespaces are the caller's own (the attack works)" {
+  only_modes unprivileged
+  run hostile join
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"JOINED its user namespace"* ]]
+  [[ "$output" == *"result: safe: joined, as expected unprivileged"* ]]
+}
+
 # ---- Symlinks and races (checklist 12) ----
 
 @test "hostile: a bind source swapped with a symlink never shows the target" {
@@ -307,12 +325,12 @@ assert_frame_refused () {
 @test "a helper with more file capabilities than it needs is refused" {
   only_modes setuid
   c=$(helper_copy extra-caps)
-  setcap cap_dac_override,cap_sys_admin,cap_net_raw+ep "$c"
+  setcap cap_dac_override,cap_setgid,cap_setuid,cap_sys_admin,cap_net_raw+ep "$c"
   AIRLOCK_HELPER=$c run arun -- echo RAN
   assert_refused "unexpected capabilities"
 }
 
-@test "a helper with only one of its two file capabilities is refused" {
+@test "a helper with only one of its four file capabilities is refused" {
   only_modes setuid
   c=$(helper_copy one-cap)
   setcap cap_sys_admin+ep "$c"

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -403,8 +404,7 @@ watch (struct helper *h, int timeout_ms, struct outcome *o,
   static struct al_message msg;
   memset (o, 0, sizeof *o);
   long long deadline = now_ms () + timeout_ms;
-  bool channel_open = true;
-  while (channel_open && !o->exited && !o->failed)
+  while (!o->exited && !o->failed)
     {
       struct pollfd pf[3] = { { .fd = h->sock, .events = POLLIN },
                               { .fd = out ? out->fd : -1, .events = POLLIN },
@@ -474,6 +474,13 @@ put32 (uint8_t *p, uint32_t v)
     p[i] = (uint8_t) (v >> (8 * i));
 }
 
+static void
+put16 (uint8_t *p, uint16_t v)
+{
+  p[0] = (uint8_t) v;
+  p[1] = (uint8_t) (v >> 8);
+}
+
 /* A valid request for /bin/true, copied into frame[]. */
 static size_t
 valid_frame (void)
@@ -503,17 +510,19 @@ builtin_frame (const char *kind, int *pass_fd)
       n = AL_MAX_MESSAGE + 1;
       memset (frame, 'A', n);
       put32 (frame, AL_MAGIC);
-      frame[4] = AL_VERSION, frame[5] = 0, frame[6] = AL_MSG_RUN, frame[7] = 0;
+      put16 (frame + 4, AL_VERSION);
+      put16 (frame + 6, AL_MSG_RUN);
       put32 (frame + 8, (uint32_t) n);
       put32 (frame + 12, 0);
-      frame[16] = AL_F_ARGV, frame[17] = frame[18] = frame[19] = 0;
+      put16 (frame + 16, AL_F_ARGV);
+      put16 (frame + 18, 0);
       put32 (frame + 20, (uint32_t) (n - AL_HEADER_SIZE - AL_FIELD_HEADER_SIZE));
       return (ssize_t) n;
     }
   if (!strcmp (kind, "frame-wrong-version"))
     {
       n = valid_frame ();
-      frame[4] = AL_VERSION + 1;
+      put16 (frame + 4, AL_VERSION + 1);
       return (ssize_t) n;
     }
   if (!strcmp (kind, "frame-bad-magic"))
@@ -527,7 +536,8 @@ builtin_frame (const char *kind, int *pass_fd)
       /* Field type 11: the first one no rule describes. */
       n = valid_frame ();
       uint8_t *f = frame + n;
-      f[0] = 11, f[1] = f[2] = f[3] = 0;
+      put16 (f, 11);
+      put16 (f + 2, 0);
       put32 (f + 4, 4);
       put32 (f + 8, 1);
       n += AL_FIELD_HEADER_SIZE + 4;
@@ -1088,6 +1098,8 @@ cmd_ptrace (int argc, char **argv)
         {
           close (gate[1]);
           close (stop[1]);
+          close (hold[1]);
+          close (h.sock);
           attacker_main (&a, gate[0], stop[0]);
         }
       close (gate[0]);
@@ -1257,6 +1269,10 @@ cmd_symlink_race (int argc, char **argv)
   const char *target = argc > 3 ? argv[3] : "/etc";
   snprintf (src, sizeof src, "%s/src", dir);
   snprintf (lnk, sizeof lnk, "%s/lnk", dir);
+  /* A run interrupted mid-swap may have left src the symlink. */
+  struct stat st;
+  if (lstat (src, &st) == 0 && S_ISLNK (st.st_mode))
+    unlink (src);
   unlink (lnk);
   make_real_dir (src);
   if (symlink (target, lnk) < 0)
@@ -1292,7 +1308,6 @@ cmd_symlink_race (int argc, char **argv)
   kill (swapper, SIGKILL);
   waitpid (swapper, NULL, 0);
   /* Leave DIR as we found it, give or take: the swap may be either way. */
-  struct stat st;
   if (lstat (src, &st) == 0 && S_ISLNK (st.st_mode))
     renameat2 (AT_FDCWD, src, AT_FDCWD, lnk, RENAME_EXCHANGE);
   unlink (lnk);
@@ -1385,6 +1400,110 @@ cmd_symlink_bind (int argc, char **argv)
   return verdict (true, "every symlinked path was refused");
 }
 
+/* ---- join: setns into a running sandbox (bwrap CVE-2016-8659's other
+ *      half: the caller must hold no capability over the namespaces) ---- */
+
+/* Read reports until STARTED; the pid of the sandbox's pid 1, or -1. */
+static pid_t
+wait_started (struct helper *h, int timeout_ms)
+{
+  static uint8_t buf[AL_MAX_MESSAGE];
+  static struct al_message msg;
+  struct pollfd pf = { .fd = h->sock, .events = POLLIN };
+  while (poll (&pf, 1, timeout_ms) > 0)
+    {
+      ssize_t n = recv (h->sock, buf, sizeof buf, 0);
+      const char *why = NULL;
+      if (n <= 0 || al_decode (buf, (size_t) n, &msg, &why) < 0
+          || msg.type != AL_MSG_REPORT)
+        return -1;
+      print_report (&msg.u.report);
+      return msg.u.report.event == AL_EV_STARTED ? (pid_t) msg.u.report.pid
+                                                 : -1;
+    }
+  return -1;
+}
+
+/* In a child: enter pid's user namespace, then its mount namespace, and
+ * make a network namespace there.  Exit 1 when the kernel let us in. */
+static void __attribute__ ((noreturn))
+try_join (pid_t pid)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
+  int m = open (path, O_RDONLY | O_CLOEXEC);
+  snprintf (path, sizeof path, "/proc/%d/ns/user", (int) pid);
+  int u = open (path, O_RDONLY | O_CLOEXEC);
+  if (u < 0 || setns (u, CLONE_NEWUSER) < 0)
+    {
+      printf ("pid %d: cannot enter its user namespace: %s\n", (int) pid,
+              strerror (errno));
+      /* A pidfd names every namespace of a process without its /proc
+       * files, which a non-dumpable process closes. */
+      int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+      if (pidfd < 0 || setns (pidfd, CLONE_NEWUSER | CLONE_NEWNS) < 0)
+        {
+          printf ("pid %d: nor through a pidfd: %s\n", (int) pid,
+                  strerror (errno));
+          _exit (0);
+        }
+      m = -1; /* joined both at once */
+      printf ("pid %d: JOINED its user and mount namespaces through a pidfd\n",
+              (int) pid);
+    }
+  struct proc_state st;
+  read_state (getpid (), &st);
+  printf ("pid %d: JOINED its user namespace, CapEff %llx\n", (int) pid,
+          st.cap_eff);
+  if (m >= 0 && setns (m, CLONE_NEWNS) == 0)
+    printf ("pid %d: JOINED its mount namespace: the sandbox's mounts are "
+            "ours to change\n", (int) pid);
+  if (unshare (CLONE_NEWNET) == 0)
+    printf ("pid %d: created a network namespace inside, no seccomp filter "
+            "applies\n", (int) pid);
+  _exit (1);
+}
+
+static int
+cmd_join (int argc, char **argv)
+{
+  (void) argc, (void) argv;
+  const char *mode = helper_mode ();
+  static const char *const cmd[] = { "/bin/sleep", "2", NULL };
+  struct helper h = spawn_helper (&(struct spawn) SPAWN_DEFAULTS);
+  size_t n = simple_request (cmd);
+  send_frame (&h, writer.buf, n, -1);
+  pid_t init = wait_started (&h, 10000);
+  if (init < 0)
+    return verdict (false, "the sandbox did not start");
+  /* Give pid 1 time to finish its setup and start the command: pid 1 is
+   * not dumpable, so its /proc/PID/ns is closed to us, but the command's,
+   * an ordinary process of the caller, is not. */
+  sleep_ms (500);
+  struct target t[MAX_TARGETS];
+  int nt = find_targets (init, t, 0);
+  int joined = 0;
+  for (int i = 0; i < nt; i++)
+    {
+      pid_t pid = fork ();
+      if (pid == 0)
+        try_join (t[i].pid);
+      int ws;
+      waitpid (pid, &ws, 0);
+      joined += WIFEXITED (ws) && WEXITSTATUS (ws) == 1;
+    }
+  struct outcome out;
+  watch (&h, 10000, &out, NULL, NULL);
+  printf ("mode: %s\n", mode);
+  if (!joined)
+    return verdict (true, "the sandbox's namespaces are out of the caller's reach");
+  if (!strcmp (mode, "unprivileged"))
+    return verdict (true, "joined, as expected unprivileged: the namespaces "
+                          "are the caller's own, as with unshare(1)");
+  return verdict (false, "the caller entered the sandbox's user namespace with "
+                         "every capability in it");
+}
+
 /* ---- main ---- */
 
 static const struct subcommand {
@@ -1407,6 +1526,7 @@ static const struct subcommand {
   { "env-hostile", "", cmd_env_hostile },
   { "symlink-race", "DIR [RUNS [TARGET]]", cmd_symlink_race },
   { "symlink-bind", "DIR", cmd_symlink_bind },
+  { "join", "", cmd_join },
 };
 
 static void __attribute__ ((noreturn))

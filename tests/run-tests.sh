@@ -79,7 +79,7 @@ install_variant () { # name, extra make args...
     > "$T/$name-build.log" 2>&1 || { cat "$T/$name-build.log"; return 1; }
   local h="$T/$name/libexec/airlock/airlock-helper"
   cp "$h" "$h-setuid"; chown root:root "$h-setuid"; chmod 4755 "$h-setuid"
-  cp "$h" "$h-caps"; chmod 0755 "$h-caps"; setcap cap_dac_override,cap_sys_admin+ep "$h-caps"
+  cp "$h" "$h-caps"; chmod 0755 "$h-caps"; setcap cap_dac_override,cap_setgid,cap_setuid,cap_sys_admin+ep "$h-caps"
 }
 install_variant prefix || { echo "0 passed, 1 failed"; exit 1; }
 
