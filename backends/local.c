@@ -179,6 +179,9 @@ local_run (const struct local_run *r)
     ;
   close (sv[0]);
   close (sfd);
+  if (code < 0 && stop_sig && WIFSIGNALED (ws) && WTERMSIG (ws) == stop_sig)
+    /* Stopped before the helper could block signals: nothing had started. */
+    code = 128 + stop_sig;
   if (code < 0)
     {
       if (!(WIFEXITED (ws) && WEXITSTATUS (ws) == AIRLOCK_EXIT_SETUP))
@@ -187,6 +190,5 @@ local_run (const struct local_run *r)
                  WIFSIGNALED (ws) ? WTERMSIG (ws) : WEXITSTATUS (ws));
       code = AIRLOCK_EXIT_SETUP;
     }
-  (void) stop_sig;
   return code;
 }

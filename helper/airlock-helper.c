@@ -48,6 +48,11 @@
 
 extern char **environ;
 
+/* Child exits and stop requests, blocked from the start: a stop request
+ * during setup waits for the monitor instead of killing us half-way (with
+ * a cgroup made and no reaper yet); the monitor then collects them. */
+static sigset_t monitored_signals;
+
 /* What the validated request asks, within helper.conf's bounds. */
 struct plan {
   const struct al_run *req;
@@ -111,6 +116,10 @@ sanitize_process (int argc, char **argv)
   clearenv ();
   reset_signals ();
   signal (SIGPIPE, SIG_IGN);
+  sigemptyset (&monitored_signals);
+  for (int s = 0, list[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT }; s < 5; s++)
+    sigaddset (&monitored_signals, list[s]);
+  sigprocmask (SIG_BLOCK, &monitored_signals, NULL);
   umask (022);
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     fail (AL_STEP_PRIVILEGE, errno, "PR_SET_NO_NEW_PRIVS");
@@ -481,13 +490,6 @@ main (int argc, char **argv)
   int go[2], status[2];
   if (pipe2 (go, O_CLOEXEC) < 0 || pipe2 (status, O_CLOEXEC) < 0)
     fail (AL_STEP_NAMESPACES, errno, "pipe");
-  /* Blocked before the clone so that no child death or stop request is
-   * lost; the child unblocks them again. */
-  sigset_t sigs;
-  sigemptyset (&sigs);
-  for (int s = 0, list[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT }; s < 5; s++)
-    sigaddset (&sigs, list[s]);
-  sigprocmask (SIG_BLOCK, &sigs, NULL);
   pid_t ppid = getppid ();
 
   /* Unprivileged, our child's /proc files must stay ours so that we can
@@ -526,5 +528,5 @@ main (int argc, char **argv)
       _exit (EXIT_SETUP_FAILED);
     }
   report_started (child, &limits);
-  monitor (child, status[0], plan.timeout_sec, &sigs);
+  monitor (child, status[0], plan.timeout_sec, &monitored_signals);
 }

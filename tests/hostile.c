@@ -17,6 +17,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -1504,6 +1507,37 @@ cmd_join (int argc, char **argv)
                          "every capability in it");
 }
 
+/* ---- A host without user namespaces ---- */
+
+/* Not an attack: the situation of a host whose kernel, sysctl or LSM
+ * refuses unprivileged user namespaces, made with a seccomp filter that
+ * fails clone/unshare with CLONE_NEWUSER (clone3 with ENOSYS, so libc
+ * falls back to clone), then exec the given command under it.  The tests
+ * expect the unprivileged helper to refuse clearly, naming the fix. */
+static int
+cmd_no_userns (int argc, char **argv)
+{
+  if (argc < 2)
+    die ("no-userns needs a command");
+  struct sock_filter f[] = {
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, nr)),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 1, 0),
+    BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, __NR_unshare, 0, 3),
+    BPF_STMT (BPF_LD | BPF_W | BPF_ABS, offsetof (struct seccomp_data, args[0])),
+    BPF_JUMP (BPF_JMP | BPF_JSET | BPF_K, CLONE_NEWUSER, 0, 1),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+    BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = { .len = sizeof f / sizeof f[0], .filter = f };
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0
+      || prctl (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+    die ("seccomp: %s", strerror (errno));
+  execvp (argv[1], argv + 1);
+  die ("%s: %s", argv[1], strerror (errno));
+}
+
 /* ---- main ---- */
 
 static const struct subcommand {
@@ -1527,6 +1561,7 @@ static const struct subcommand {
   { "symlink-race", "DIR [RUNS [TARGET]]", cmd_symlink_race },
   { "symlink-bind", "DIR", cmd_symlink_bind },
   { "join", "", cmd_join },
+  { "no-userns", "COMMAND [ARG]...", cmd_no_userns },
 };
 
 static void __attribute__ ((noreturn))

@@ -13,6 +13,7 @@ BUILDDIR=${BUILDDIR:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 MODES=${MODES:-unprivileged setuid caps}
 SUITES=${SUITES:-sandbox run limits hostile}
+ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile}
 
 if [ "$(id -u)" != 0 ]; then
   echo "tests/run-tests.sh: run as root (sudo make check): it creates the test" \
@@ -129,7 +130,7 @@ run_suites release "$T/prefix" "$MODES"
 if [ "${SKIP_ASAN:-0}" != 1 ]; then
   section "building the ASan+UBSan variant"
   if install_variant asan SANITIZE=1; then
-    SUITES="sandbox run hostile" run_suites asan "$T/asan" unprivileged
+    SUITES="$ASAN_SUITES" run_suites asan "$T/asan" unprivileged
   else
     result "asan build" 1
   fi

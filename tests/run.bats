@@ -85,8 +85,8 @@ gone () {
 @test "killing airlock run kills the sandbox" {
   marker=$((RANDOM + 1000))
   (as_user "$AIRLOCK" run -- sh -c "setsid sleep $marker.5 & sleep $marker.6" &)
-  for i in $(seq 50); do pgrep -f "sleep $marker.6" >/dev/null && break; sleep 0.1; done
-  pgrep -f "sleep $marker.6"
+  for i in $(seq 50); do pgrep -f "^sleep $marker.6" >/dev/null && break; sleep 0.1; done
+  pgrep -f "^sleep $marker.6"
   broker=$(pgrep -f -u "$TEST_USER" "airlock run -- sh -c setsid sleep $marker")
   kill -KILL "$broker"
   gone "sleep $marker\."
@@ -95,7 +95,7 @@ gone () {
 @test "SIGTERM to airlock run stops the sandbox and exits 143" {
   marker=$((RANDOM + 1000))
   as_user "$AIRLOCK" run -- sh -c "sleep $marker.7" & runner=$!
-  for i in $(seq 50); do pgrep -f "sleep $marker.7" >/dev/null && break; sleep 0.1; done
+  for i in $(seq 50); do pgrep -f "^sleep $marker.7" >/dev/null && break; sleep 0.1; done
   broker=$(pgrep -f -u "$TEST_USER" "airlock run -- sh -c sleep $marker")
   kill -TERM "$broker"
   wait "$runner" || status=$?

@@ -208,3 +208,11 @@ rw-ok" ]
   [ "$status" -eq 125 ]
   [[ "$output" == *"must be a directory you own"* ]]
 }
+
+@test "without user namespaces the unprivileged helper refuses, naming the fix" {
+  only_modes unprivileged
+  run as_user "$HOSTILE" "$AIRLOCK_HELPER" no-userns "$AIRLOCK" run -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"unprivileged users create user namespaces"* ]]
+  [[ "$output" == *"make install-setuid"* ]]
+}
