@@ -12,7 +12,7 @@ ROOT=$(pwd)
 BUILDDIR=${BUILDDIR:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 MODES=${MODES:-unprivileged setuid caps}
-SUITES=${SUITES:-sandbox run limits hostile}
+SUITES=${SUITES:-sandbox run limits hostile install}
 ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile}
 
 if [ "$(id -u)" != 0 ]; then
