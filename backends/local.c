@@ -38,6 +38,8 @@ build_request (const struct local_run *r, struct al_writer *w)
   al_put_u32 (w, AL_F_TIMEOUT_SEC, r->timeout_sec);
   al_put_u64 (w, AL_F_MEMORY_MAX, r->memory_max);
   al_put_u32 (w, AL_F_PIDS_MAX, r->pids_max);
+  if (r->as_init)
+    al_put_u32 (w, AL_F_AS_INIT, 1);
   return al_finish (w) > 0;
 }
 

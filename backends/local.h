@@ -23,6 +23,7 @@ struct local_run {
   uint32_t timeout_sec;
   uint64_t memory_max; /* 0: helper.conf's default */
   uint32_t pids_max;   /* 0: helper.conf's default */
+  bool as_init;        /* the command is the sandbox's pid 1 (a supervisor) */
   bool verbose;        /* say on stderr which limits applied */
 };
 

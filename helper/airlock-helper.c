@@ -317,6 +317,13 @@ sandbox_main (const struct plan *p, const struct caller *c,
   if (rc < 0)
     fail (AL_STEP_SECCOMP, -rc, "%s", what ? what : "cannot load the filter");
 
+  if (p->req->as_init)
+    {
+      /* The command is pid 1 itself.  One byte tells the monitor that
+       * setup is over: pid 1's own exit status is now the command's. */
+      write_all (status_fd, "E", 1);
+      exec_command (p->req);
+    }
   pid_t command = fork ();
   if (command < 0)
     fail (AL_STEP_EXEC, errno, "fork");
@@ -432,6 +439,11 @@ monitor (pid_t child, int status_fd, uint32_t timeout_sec, const sigset_t *sigs)
 
   int cmd_status;
   ssize_t n = read (status_fd, &cmd_status, sizeof cmd_status);
+  if (n == 1) /* pid 1 was the command (as_init) */
+    {
+      cmd_status = ws;
+      n = sizeof cmd_status;
+    }
   if (n == sizeof cmd_status && !timed_out && !stop_sig)
     {
       if (WIFSIGNALED (cmd_status))

@@ -23,6 +23,7 @@ static const struct field_rule rules[] = {
   [AL_F_TIMEOUT_SEC] = { AL_MSG_RUN, K_U32, 0 },
   [AL_F_MEMORY_MAX] = { AL_MSG_RUN, K_U64, 0 },
   [AL_F_PIDS_MAX] = { AL_MSG_RUN, K_U32, 0 },
+  [AL_F_AS_INIT] = { AL_MSG_RUN, K_U32, 0 },
   [AL_F_EVENT] = { AL_MSG_REPORT, K_U32, 0 },
   [AL_F_PID] = { AL_MSG_REPORT, K_U32, 0 },
   [AL_F_LIMITS] = { AL_MSG_REPORT, K_U32, 0 },
@@ -194,6 +195,11 @@ store_field (struct decoder *d, uint16_t type, const uint8_t *v, uint32_t n,
     case AL_F_TIMEOUT_SEC: run->timeout_sec = u; break;
     case AL_F_MEMORY_MAX: run->memory_max = u64; break;
     case AL_F_PIDS_MAX: run->pids_max = u; break;
+    case AL_F_AS_INIT:
+      if (u > 1)
+        FAIL ("as-init flag is not 0 or 1");
+      run->as_init = u;
+      break;
     case AL_F_EVENT: rep->event = u; break;
     case AL_F_PID: rep->pid = u; break;
     case AL_F_LIMITS: rep->limits = u; break;
@@ -255,8 +261,8 @@ check_complete (const struct al_message *m, const char **why)
 }
 
 int
-al_decode (const uint8_t *buf, size_t len, struct al_message *out,
-           const char **why)
+al_read_header (struct al_reader *r, const uint8_t *buf, size_t len,
+                uint64_t type_mask, const char **why)
 {
   if (len < AL_HEADER_SIZE)
     FAIL ("message shorter than the header");
@@ -264,8 +270,8 @@ al_decode (const uint8_t *buf, size_t len, struct al_message *out,
     FAIL ("bad magic: not an airlock message");
   if (rd16 (buf + 4) != AL_VERSION)
     FAIL ("unsupported protocol version");
-  uint16_t type = rd16 (buf + 6);
-  if (type != AL_MSG_RUN && type != AL_MSG_REPORT)
+  r->type = rd16 (buf + 6);
+  if (r->type >= 64 || !(type_mask >> r->type & 1))
     FAIL ("unknown message type");
   if (rd32 (buf + 8) != len)
     FAIL ("header length disagrees with the message size");
@@ -273,41 +279,71 @@ al_decode (const uint8_t *buf, size_t len, struct al_message *out,
     FAIL ("message larger than the limit");
   if (rd32 (buf + 12) != 0)
     FAIL ("reserved header bits set");
+  r->buf = buf;
+  r->len = len;
+  r->off = AL_HEADER_SIZE;
+  r->nfields = 0;
+  return 0;
+}
 
+int
+al_read_field (struct al_reader *r, struct al_field *f, const char **why)
+{
+  if (r->off >= r->len)
+    return 0;
+  if (r->len - r->off < AL_FIELD_HEADER_SIZE)
+    FAIL ("truncated field header");
+  if (++r->nfields > AL_MAX_FIELDS)
+    FAIL ("too many fields");
+  const uint8_t *p = r->buf + r->off;
+  f->type = rd16 (p);
+  f->len = rd32 (p + 4);
+  if (rd16 (p + 2) != 0)
+    FAIL ("reserved field bits set");
+  r->off += AL_FIELD_HEADER_SIZE;
+  if (f->len > r->len - r->off)
+    FAIL ("field length overruns the message");
+  f->value = r->buf + r->off;
+  r->off += f->len;
+  return 1;
+}
+
+uint32_t
+al_u32 (const uint8_t *p)
+{
+  return rd32 (p);
+}
+
+int
+al_decode (const uint8_t *buf, size_t len, struct al_message *out,
+           const char **why)
+{
+  struct al_reader r;
+  uint64_t mask = UINT64_C (1) << AL_MSG_RUN | UINT64_C (1) << AL_MSG_REPORT;
+  if (al_read_header (&r, buf, len, mask, why) < 0)
+    return -1;
   memset (&out->u, 0, sizeof out->u);
-  out->type = type;
-  if (type == AL_MSG_REPORT)
+  out->type = r.type;
+  if (r.type == AL_MSG_REPORT)
     out->u.report.message = "";
   struct decoder d = { .out = out, .arena_used = 0 };
   uint64_t seen = 0;
-  size_t nfields = 0;
-
-  for (size_t off = AL_HEADER_SIZE; off < len;)
+  struct al_field f;
+  int more;
+  while ((more = al_read_field (&r, &f, why)) > 0)
     {
-      if (len - off < AL_FIELD_HEADER_SIZE)
-        FAIL ("truncated field header");
-      if (++nfields > AL_MAX_FIELDS)
-        FAIL ("too many fields");
-      uint16_t ftype = rd16 (buf + off);
-      uint32_t flen = rd32 (buf + off + 4);
-      if (rd16 (buf + off + 2) != 0)
-        FAIL ("reserved field bits set");
-      off += AL_FIELD_HEADER_SIZE;
-      if (flen > len - off)
-        FAIL ("field length overruns the message");
-      if (ftype >= N_RULES || rules[ftype].kind == K_NONE)
+      if (f.type >= N_RULES || rules[f.type].kind == K_NONE)
         FAIL ("unknown field type");
-      if (rules[ftype].msg != type)
+      if (rules[f.type].msg != r.type)
         FAIL ("field not allowed in this message type");
       /* Every field type is < 64: one bit each. */
-      if (!rules[ftype].repeat && (seen >> ftype & 1))
+      if (!rules[f.type].repeat && (seen >> f.type & 1))
         FAIL ("duplicate field");
-      seen |= UINT64_C (1) << ftype;
-      if (store_field (&d, ftype, buf + off, flen, why) < 0)
+      seen |= UINT64_C (1) << f.type;
+      if (store_field (&d, f.type, f.value, f.len, why) < 0)
         return -1;
-      off += flen;
     }
-  return check_complete (out, why);
+  return more < 0 ? -1 : check_complete (out, why);
 }
 
 /* Encoder */

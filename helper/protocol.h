@@ -40,6 +40,10 @@
 enum al_msg_type {
   AL_MSG_RUN = 1,    /* broker -> helper: run one command in a fresh sandbox */
   AL_MSG_REPORT = 2, /* helper -> broker: progress, failure, exit */
+  /* Broker <-> in-sandbox supervisor (backends/supervisor_protocol.h);
+   * the helper accepts none of these. */
+  AL_MSG_SUP_FIRST = 16,
+  AL_MSG_SUP_LAST = 31,
 };
 
 enum al_field_type {
@@ -54,6 +58,8 @@ enum al_field_type {
   AL_F_TIMEOUT_SEC = 8, /* u32, 0 = no timeout (helper.conf may cap it) */
   AL_F_MEMORY_MAX = 9,  /* u64 bytes, 0 = the helper.conf default */
   AL_F_PIDS_MAX = 10,   /* u32, 0 = the helper.conf default */
+  AL_F_AS_INIT = 11,    /* u32 0/1: the command itself is pid 1 (it reaps;
+                           a session's supervisor) */
   /* AL_MSG_REPORT */
   AL_F_EVENT = 32,      /* u32 enum al_event: always present, once */
   AL_F_PID = 33,        /* u32: the sandbox's pid 1, as the host sees it */
@@ -105,6 +111,7 @@ struct al_run {
   uint32_t timeout_sec;
   uint64_t memory_max;
   uint32_t pids_max;
+  uint32_t as_init;
 };
 
 struct al_report {
@@ -129,6 +136,26 @@ struct al_message {
   /* Decoded strings live here, each copied and NUL-terminated. */
   char arena[AL_MAX_MESSAGE + AL_MAX_FIELDS];
 };
+
+/* Framing shared by every message family (the broker-helper messages
+ * below and the broker-supervisor ones of backends/supervisor_protocol.h):
+ * al_read_header() checks the header, accepting only the message types
+ * whose bit is set in type_mask; al_read_field() then returns 1 per field
+ * (bounds-checked against the message), 0 at the end, -1 on error. */
+struct al_reader {
+  const uint8_t *buf;
+  size_t len, off, nfields;
+  uint16_t type;
+};
+struct al_field {
+  uint16_t type;
+  uint32_t len;
+  const uint8_t *value;
+};
+int al_read_header (struct al_reader *r, const uint8_t *buf, size_t len,
+                    uint64_t type_mask, const char **why);
+int al_read_field (struct al_reader *r, struct al_field *f, const char **why);
+uint32_t al_u32 (const uint8_t *p); /* little-endian */
 
 /* Decode one message.  Returns 0 and fills *out, or -1 and sets *why to a
  * static description of the first problem found.  Never reads beyond len. */

@@ -60,6 +60,7 @@ static const char *const reachable_whys[] = {
   "environment entry is not NAME=value",
   "too many bind mounts",
   "unknown network mode",
+  "as-init flag is not 0 or 1",
   "run request without a command",
   "run request without a workdir",
   "report without an event",
@@ -362,7 +363,7 @@ raw_run_base (void)
 static const uint16_t run_fields[] = {
   AL_F_ARGV, AL_F_ENV, AL_F_WORKDIR, AL_F_ROOTFS, AL_F_BIND_RO,
   AL_F_BIND_RW, AL_F_NETWORK, AL_F_TIMEOUT_SEC, AL_F_MEMORY_MAX,
-  AL_F_PIDS_MAX,
+  AL_F_PIDS_MAX, AL_F_AS_INIT,
 };
 static const uint16_t report_fields[] = {
   AL_F_EVENT, AL_F_PID, AL_F_LIMITS, AL_F_EXIT_CODE, AL_F_SIGNAL,
@@ -372,7 +373,7 @@ static const uint16_t report_fields[] = {
 static bool
 is_known_field (unsigned t)
 {
-  return (t >= AL_F_ARGV && t <= AL_F_PIDS_MAX)
+  return (t >= AL_F_ARGV && t <= AL_F_AS_INIT)
          || (t >= AL_F_EVENT && t <= AL_F_MESSAGE);
 }
 
@@ -1344,6 +1345,7 @@ test_field_limit_unreachable (void **state)
   raw_valid_field (AL_F_TIMEOUT_SEC);
   raw_valid_field (AL_F_MEMORY_MAX);
   raw_valid_field (AL_F_PIDS_MAX);
+  raw_valid_field (AL_F_AS_INIT);
   raw_ok ();
   /* Any further field hits a count limit, a duplicate or an unknown type
    * long before field number AL_MAX_FIELDS + 1. */
@@ -1386,6 +1388,20 @@ test_reject_env_format (void **state)
       raw_ok ();
       assert_string_equal (msg.u.run.envp[0], good[i]);
     }
+}
+
+static void
+test_as_init_flag (void **state)
+{
+  (void) state;
+  raw_run_base ();
+  raw_u32 (AL_F_AS_INIT, 1);
+  size_t n = raw_end ();
+  expect_ok (raw, n);
+  assert_int_equal (msg.u.run.as_init, 1);
+  raw_run_base ();
+  raw_u32 (AL_F_AS_INIT, 2);
+  raw_reject ("as-init flag is not 0 or 1");
 }
 
 static void
@@ -1918,6 +1934,7 @@ main (void)
     cmocka_unit_test (test_reject_reserved_field_bits),
     cmocka_unit_test (test_reject_field_overrun),
     cmocka_unit_test (test_reject_unknown_field_type),
+    cmocka_unit_test (test_as_init_flag),
     cmocka_unit_test (test_reject_wrong_message_type),
     cmocka_unit_test (test_reject_duplicate_scalar),
     cmocka_unit_test (test_reject_u32_size),
