@@ -11,6 +11,7 @@ BUILDDIR   ?= build
 
 HELPER_CONF := $(SYSCONFDIR)/airlock/helper.conf
 HELPER_PATH := $(LIBEXECDIR)/airlock/airlock-helper
+SUPERVISOR_PATH := $(LIBEXECDIR)/airlock/airlock-supervisor
 
 CC       ?= gcc
 CLANG    ?= clang
@@ -35,7 +36,9 @@ BROKER_PKGS := libcjson libcurl
 NL_PKGS     := libnl-3.0 libnl-route-3.0
 
 HELPER_SRCS := $(wildcard helper/*.c)
-BROKER_SRCS := $(wildcard broker/*.c) backends/local.c helper/protocol.c
+BACKEND_SRCS := backends/local.c backends/local_session.c backends/supervisor_protocol.c
+BROKER_SRCS := $(wildcard broker/*.c) $(BACKEND_SRCS) helper/protocol.c
+SUPERVISOR_SRCS := backends/supervisor.c backends/supervisor_protocol.c helper/protocol.c
 
 HELPER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/%.o,$(HELPER_SRCS))
 BROKER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/broker-%.o,$(BROKER_SRCS))
@@ -43,7 +46,7 @@ BROKER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/broker-%.o,$(BROKER_SRCS))
 .PHONY: all check check-installed test unit fuzz fuzz-smoke deps demo install install-setuid \
         install-caps uninstall clean helper-lines
 
-all: $(BUILDDIR)/airlock $(BUILDDIR)/airlock-helper
+all: $(BUILDDIR)/airlock $(BUILDDIR)/airlock-helper $(BUILDDIR)/airlock-supervisor
 
 $(BUILDDIR)/obj/helper/%.o: helper/%.c $(wildcard helper/*.h) Makefile
 	@mkdir -p $(dir $@)
@@ -53,13 +56,21 @@ $(BUILDDIR)/obj/helper/%.o: helper/%.c $(wildcard helper/*.h) Makefile
 $(BUILDDIR)/obj/broker-%.o: %.c $(wildcard helper/protocol.h broker/*.h backends/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -Ibroker -Ibackends $(shell $(PKG) --cflags $(BROKER_PKGS)) \
-	  -DHELPER_PATH='"$(HELPER_PATH)"' -c $< -o $@
+	  -DHELPER_PATH='"$(HELPER_PATH)"' -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' -c $< -o $@
 
 $(BUILDDIR)/airlock-helper: $(HELPER_OBJS)
 	$(CC) $(LDHARDEN) -o $@ $^ $(shell $(PKG) --libs $(HELPER_PKGS)) -ldl
 
 $(BUILDDIR)/airlock: $(BROKER_OBJS)
 	$(CC) $(LDHARDEN) -o $@ $^ $(shell $(PKG) --libs $(BROKER_PKGS))
+
+# The supervisor runs inside sandboxes, including --rootfs ones that may
+# have no libc: static.  (ASan builds link it dynamically: the sanitizer
+# runtimes do not support static linking.)
+SUPERVISOR_LINK := $(if $(filter 1,$(SANITIZE)),$(LDHARDEN),-static-pie)
+$(BUILDDIR)/airlock-supervisor: $(SUPERVISOR_SRCS) $(wildcard helper/protocol.h backends/*.h) Makefile
+	@mkdir -p $(BUILDDIR)
+	$(CC) $(BASE_CFLAGS) -Ibackends -o $@ $(SUPERVISOR_SRCS) $(SUPERVISOR_LINK)
 
 # ---- test tools ----
 $(BUILDDIR)/airlock-probe: tests/probe.c Makefile
@@ -69,6 +80,11 @@ $(BUILDDIR)/airlock-probe: tests/probe.c Makefile
 $(BUILDDIR)/airlock-hostile: tests/hostile.c helper/protocol.c helper/protocol.h Makefile
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) -o $@ tests/hostile.c helper/protocol.c $(LDHARDEN)
+
+$(BUILDDIR)/airlock-session-driver: tests/session_driver.c $(BACKEND_SRCS) helper/protocol.c $(wildcard backends/*.h) Makefile
+	@mkdir -p $(BUILDDIR)
+	$(CC) $(BASE_CFLAGS) -Ibackends -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' -o $@ \
+	  tests/session_driver.c $(BACKEND_SRCS) helper/protocol.c $(LDHARDEN)
 
 $(BUILDDIR)/test_protocol: tests/unit/test_protocol.c helper/protocol.c helper/protocol.h Makefile
 	@mkdir -p $(BUILDDIR)
@@ -98,6 +114,7 @@ fuzz: $(foreach f,$(FUZZERS),$(BUILDDIR)/fuzz_$(f)) $(BUILDDIR)/make_seeds
 
 # ---- tests ----
 TEST_TOOLS := $(BUILDDIR)/airlock-probe $(BUILDDIR)/airlock-hostile $(BUILDDIR)/test_protocol \
+              $(BUILDDIR)/airlock-session-driver \
               $(BUILDDIR)/fuzz_protocol $(BUILDDIR)/make_seeds
 
 # The whole suite: unit tests, a fuzz smoke run under ASan+UBSan, and the
@@ -134,6 +151,7 @@ install: all
 	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(BUILDDIR)/airlock $(DESTDIR)$(BINDIR)/airlock
 	install -m 0755 $(BUILDDIR)/airlock-helper $(DESTDIR)$(HELPER_PATH)
+	install -m 0755 $(BUILDDIR)/airlock-supervisor $(DESTDIR)$(SUPERVISOR_PATH)
 	install -m 0644 docs/airlock.1 $(DESTDIR)$(MANDIR)/man1/airlock.1
 	install -m 0644 docs/airlock-helper.8 $(DESTDIR)$(MANDIR)/man8/airlock-helper.8
 
@@ -152,7 +170,7 @@ install-caps: install
 	@getcap $(DESTDIR)$(HELPER_PATH)
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/airlock $(DESTDIR)$(HELPER_PATH) \
+	rm -f $(DESTDIR)$(BINDIR)/airlock $(DESTDIR)$(HELPER_PATH) $(DESTDIR)$(SUPERVISOR_PATH) \
 	  $(DESTDIR)$(MANDIR)/man1/airlock.1 $(DESTDIR)$(MANDIR)/man8/airlock-helper.8
 
 # The trusted core's budget: C lines in helper/, blank and comment lines out.

@@ -19,8 +19,8 @@ static const char *const limits_names[] = {
   [AL_LIMITS_CGROUP_V2] = "cgroup v2 (pids, memory)",
 };
 
-static bool
-build_request (const struct local_run *r, struct al_writer *w)
+bool
+local_build_request (const struct local_run *r, struct al_writer *w)
 {
   al_begin (w, AL_MSG_RUN);
   for (const char **a = r->argv; *a; a++)
@@ -43,18 +43,21 @@ build_request (const struct local_run *r, struct al_writer *w)
   return al_finish (w) > 0;
 }
 
-/* Start the helper with fd 3 = its end of the channel and our stdio. */
-static pid_t
-spawn_helper (const char *helper, int their_end, const sigset_t *old_mask)
+pid_t
+local_spawn_helper (const char *helper, int their_end, const int stdio[3],
+                    const sigset_t *old_mask)
 {
   pid_t pid = fork ();
   if (pid != 0)
     return pid;
   sigprocmask (SIG_SETMASK, old_mask, NULL);
-  if (their_end != 3 && dup2 (their_end, 3) < 0)
+  /* Move the channel out of the way of stdio first, then place both. */
+  int chan = fcntl (their_end, F_DUPFD, 10);
+  for (int i = 0; stdio && i < 3; i++)
+    if (stdio[i] != i && dup2 (stdio[i], i) < 0)
+      _exit (AIRLOCK_EXIT_SETUP);
+  if (chan < 0 || dup2 (chan, 3) < 0)
     _exit (AIRLOCK_EXIT_SETUP);
-  if (their_end == 3)
-    fcntl (3, F_SETFD, 0);
   closefrom (4);
   /* The helper clears its environment anyway; give it none to begin with. */
   char *const argv[] = { (char *) "airlock-helper", NULL };
@@ -102,7 +105,7 @@ local_run (const struct local_run *r)
 {
   static struct al_writer w;
   static struct al_message msg;
-  if (!build_request (r, &w))
+  if (!local_build_request (r, &w))
     {
       fprintf (stderr, "airlock: the command, environment and binds exceed "
                "the protocol's limits (%d bytes, %d arguments)\n",
@@ -124,7 +127,7 @@ local_run (const struct local_run *r)
   sigaddset (&stop, SIGQUIT);
   sigprocmask (SIG_BLOCK, &stop, &old);
   int sfd = signalfd (-1, &stop, SFD_CLOEXEC);
-  pid_t helper = spawn_helper (r->helper, sv[1], &old);
+  pid_t helper = local_spawn_helper (r->helper, sv[1], NULL, &old);
   close (sv[1]);
   if (helper < 0 || sfd < 0)
     {

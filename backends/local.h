@@ -36,4 +36,14 @@ struct local_run {
  * when the sandbox could not be set up (the reason is on stderr). */
 int local_run (const struct local_run *r);
 
+/* The pieces local_run() and local sessions share. */
+#include <signal.h>
+#include <sys/types.h>
+/* Encode r as the helper's run request; false if it exceeds the limits. */
+bool local_build_request (const struct local_run *r, struct al_writer *w);
+/* Start the helper with fd 3 = their_end of the channel and stdio[0..2]
+ * (NULL: ours), restoring old_mask in the child.  Returns its pid. */
+pid_t local_spawn_helper (const char *helper, int their_end,
+                          const int stdio[3], const sigset_t *old_mask);
+
 #endif

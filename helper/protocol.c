@@ -411,12 +411,18 @@ al_put_u64 (struct al_writer *w, enum al_field_type f, uint64_t v)
 }
 
 void
-al_put_str (struct al_writer *w, enum al_field_type f, const char *s)
+al_put_bytes (struct al_writer *w, enum al_field_type f, const void *data,
+              size_t n)
 {
-  size_t n = strlen (s);
   uint8_t *p = put_field (w, f, n);
   if (p)
-    memcpy (p, s, n);
+    memcpy (p, data, n);
+}
+
+void
+al_put_str (struct al_writer *w, enum al_field_type f, const char *s)
+{
+  al_put_bytes (w, f, s, strlen (s));
 }
 
 void

@@ -175,6 +175,8 @@ void al_begin (struct al_writer *w, enum al_msg_type type);
 void al_put_u32 (struct al_writer *w, enum al_field_type f, uint32_t v);
 void al_put_u64 (struct al_writer *w, enum al_field_type f, uint64_t v);
 void al_put_str (struct al_writer *w, enum al_field_type f, const char *s);
+void al_put_bytes (struct al_writer *w, enum al_field_type f, const void *data,
+                   size_t n);
 void al_put_pair (struct al_writer *w, enum al_field_type f, const char *a,
                   const char *b);
 /* Returns the message length, or 0 when the message could not be built. */

@@ -1,0 +1,74 @@
+/* What every execution backend implements (local, docker, ssh,
+ * singularity, modal, daytona).  The session layer above (broker/) is
+ * written once against this: it builds the shell script of each command,
+ * bounds the output, runs timeouts and background jobs; a backend only
+ * keeps a sandbox alive and runs processes in it. */
+#ifndef AIRLOCK_BACKENDS_BACKEND_H
+#define AIRLOCK_BACKENDS_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct backend_session;
+
+enum backend_event_type {
+  BACKEND_STARTED, /* job, pid */
+  BACKEND_OUTPUT,  /* job, stream (1 stdout, 2 stderr), data, len */
+  BACKEND_EXITED,  /* job, exit_code or signal (>0): its output is complete */
+  BACKEND_ERROR,   /* job (0: the session), message */
+};
+
+struct backend_event {
+  enum backend_event_type type;
+  uint32_t job;
+  uint32_t pid;
+  int stream;
+  const uint8_t *data; /* valid until the next call on the session */
+  size_t len;
+  int exit_code;
+  int signal;
+  const char *message;
+};
+
+/* One command: argv run with exactly envp, in cwd.  The session layer
+ * passes ["bash", "-c", SCRIPT]. */
+struct backend_spawn {
+  uint32_t job; /* chosen by the caller, unique among live jobs */
+  const char *const *argv;
+  const char *const *envp;
+  const char *cwd;
+  bool stdin_pipe; /* else /dev/null */
+};
+
+/* What the sandbox can reach, for the approval gate's risk context. */
+struct backend_reach {
+  bool host_filesystem; /* some host path is writable from inside */
+  bool host_network;
+  bool isolated;        /* a separate kernel-enforced sandbox (namespaces,
+                           container, remote machine) */
+};
+
+struct backend_ops {
+  const char *name;
+  /* Kill every process of the job (its whole tree, including processes
+   * that left its session or process group) with sig. */
+  int (*signal) (struct backend_session *s, uint32_t job, int sig);
+  int (*spawn) (struct backend_session *s, const struct backend_spawn *sp,
+                char **err);
+  int (*write_stdin) (struct backend_session *s, uint32_t job,
+                      const void *data, size_t n, bool eof);
+  /* A descriptor that becomes readable when next_event() has something. */
+  int (*event_fd) (struct backend_session *s);
+  /* 1: *ev filled; 0: nothing yet; -1: the session is lost (*err says why;
+   * it is never silently re-created). */
+  int (*next_event) (struct backend_session *s, struct backend_event *ev,
+                     char **err);
+  /* 0 when the sandbox answers; -1 with *err. */
+  int (*health) (struct backend_session *s, char **err);
+  void (*reach) (struct backend_session *s, struct backend_reach *r);
+  /* End the session: no process, mount or file of it is left behind. */
+  void (*close) (struct backend_session *s);
+};
+
+#endif

@@ -1,0 +1,533 @@
+/* airlock-supervisor: pid 1 of a local session sandbox, unprivileged.
+ *
+ * It reads requests from the broker on fd 0 (a SOCK_SEQPACKET socket,
+ * messages of supervisor_protocol.h), starts each command as a job, streams
+ * the job's stdout and stderr back, feeds its stdin, and reports its exit.
+ *
+ * Every job has a leader: a small process of ours that is a child
+ * subreaper.  Whatever the command starts, including processes that call
+ * setsid() or double-fork, stays a descendant of its leader (orphans are
+ * reparented to the nearest subreaper), so a signal request reaches the
+ * job's whole tree, and nothing else.
+ *
+ * Built static: in a --rootfs sandbox there may be no libc to load. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdnoreturn.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "supervisor_protocol.h"
+
+#define CONTROL_FD 0
+#define DRAIN_IDLE_MS 200          /* after exit, output that pauses this long is done */
+#define STDIN_BUFFER_MAX (4 << 20) /* undelivered stdin per job */
+
+struct job {
+  uint32_t id;    /* 0: free slot */
+  pid_t leader;   /* 0 once reaped */
+  int out_fd, err_fd, in_fd, ctl_fd, status_fd;
+  bool exited, reported;
+  int wait_status;
+  long long drain_until_ms;
+  char *pending;
+  size_t pending_len;
+  bool stdin_eof;
+};
+
+static struct job jobs[SUP_MAX_JOBS];
+static struct al_writer out_msg;
+
+static long long
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+send_msg (void)
+{
+  size_t n = al_finish (&out_msg);
+  if (n && send (CONTROL_FD, out_msg.buf, n, MSG_NOSIGNAL) < 0 && errno == EPIPE)
+    _exit (0); /* the broker is gone: leaving ends the whole sandbox */
+}
+
+static void
+send_error (uint32_t job, const char *fmt, const char *arg)
+{
+  char text[512];
+  snprintf (text, sizeof text, fmt, arg);
+  sup_begin (&out_msg, SUP_ERROR);
+  if (job)
+    sup_put_u32 (&out_msg, SUP_F_JOB, job);
+  sup_put_str (&out_msg, SUP_F_MESSAGE, text);
+  send_msg ();
+}
+
+static void
+close_fd (int *fd)
+{
+  if (*fd >= 0)
+    close (*fd);
+  *fd = -1;
+}
+
+/* ---- the job leader ---- */
+
+/* Every descendant of `root`, from a scan of /proc (no kernel option
+ * needed, unlike /proc/PID/task/TID/children). */
+static size_t
+descendants (pid_t root, pid_t *out, size_t max)
+{
+  static pid_t pid[8192], ppid[8192];
+  size_t n = 0, found = 0;
+  DIR *d = opendir ("/proc");
+  for (struct dirent *e; d && (e = readdir (d)) && n < 8192;)
+    {
+      char path[300], buf[512];
+      if (e->d_name[0] < '1' || e->d_name[0] > '9')
+        continue;
+      snprintf (path, sizeof path, "/proc/%s/stat", e->d_name);
+      int fd = open (path, O_RDONLY | O_CLOEXEC);
+      ssize_t r = fd >= 0 ? read (fd, buf, sizeof buf - 1) : -1;
+      if (fd >= 0)
+        close (fd);
+      if (r <= 0)
+        continue;
+      buf[r] = '\0';
+      char *paren = strrchr (buf, ')'); /* the name may hold anything */
+      int pp;
+      if (paren && sscanf (paren + 1, " %*c %d", &pp) == 1)
+        {
+          pid[n] = atoi (e->d_name);
+          ppid[n++] = pp;
+        }
+    }
+  if (d)
+    closedir (d);
+  /* Breadth first from root: out[] doubles as the queue. */
+  for (size_t q = 0, parent_i = 0;; q++)
+    {
+      pid_t parent = q == 0 ? root : out[parent_i++];
+      for (size_t i = 0; i < n && found < max; i++)
+        if (ppid[i] == parent)
+          out[found++] = pid[i];
+      if (parent_i >= found)
+        break;
+    }
+  return found;
+}
+
+/* Send sig to the whole tree below us; SIGKILL repeats until the tree is
+ * empty, so a process forking while we kill cannot outrun us. */
+static void
+signal_tree (int sig)
+{
+  static pid_t pids[8192];
+  for (int round = 0; round < 1000; round++)
+    {
+      size_t n = descendants (getpid (), pids, 8192);
+      if (n == 0)
+        return;
+      for (size_t i = 0; i < n; i++)
+        kill (pids[i], sig);
+      if (sig != SIGKILL)
+        return;
+      while (waitpid (-1, NULL, WNOHANG) > 0)
+        ;
+      nanosleep (&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
+    }
+}
+
+static noreturn void
+exec_job (const struct sup_msg *m, int in_fd, int out_fd, int err_fd)
+{
+  setsid ();
+  if (dup2 (in_fd, 0) < 0 || dup2 (out_fd, 1) < 0 || dup2 (err_fd, 2) < 0)
+    _exit (126);
+  close_range (3, ~0U, 0);
+  sigset_t none;
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  signal (SIGPIPE, SIG_DFL);
+  if (chdir (m->cwd) < 0)
+    {
+      dprintf (2, "airlock: cannot enter %s: %s\n", m->cwd, strerror (errno));
+      _exit (126);
+    }
+  extern char **environ;
+  environ = (char **) m->envp;
+  execvp (m->argv[0], (char *const *) m->argv);
+  int e = errno;
+  dprintf (2, "airlock: %s: %s\n", m->argv[0], strerror (e));
+  _exit (e == ENOENT ? 127 : 126);
+}
+
+static noreturn void
+leader_main (const struct sup_msg *m, int in_fd, int out_fd, int err_fd,
+             int ctl_fd, int status_fd)
+{
+  prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  pid_t cmd = fork ();
+  if (cmd == 0)
+    exec_job (m, in_fd, out_fd, err_fd);
+  close (in_fd);
+  close (out_fd);
+  close (err_fd);
+  if (cmd < 0)
+    _exit (126);
+  sigset_t chld;
+  sigemptyset (&chld);
+  sigaddset (&chld, SIGCHLD);
+  int sfd = signalfd (-1, &chld, SFD_CLOEXEC);
+  bool cmd_done = false;
+  for (;;)
+    {
+      struct pollfd p[2] = { { .fd = ctl_fd, .events = POLLIN },
+                             { .fd = sfd, .events = POLLIN } };
+      if (poll (p, 2, -1) < 0 && errno != EINTR)
+        _exit (1);
+      if (p[0].revents)
+        {
+          unsigned char sig;
+          if (read (ctl_fd, &sig, 1) == 1)
+            signal_tree (sig);
+          else
+            {
+              signal_tree (SIGKILL); /* the supervisor is gone */
+              _exit (0);
+            }
+        }
+      if (p[1].revents)
+        {
+          struct signalfd_siginfo si;
+          if (read (sfd, &si, sizeof si) < 0)
+            continue;
+        }
+      int ws;
+      pid_t r;
+      while ((r = waitpid (-1, &ws, WNOHANG)) > 0)
+        if (r == cmd)
+          {
+            if (write (status_fd, &ws, sizeof ws) != sizeof ws)
+              _exit (1);
+            close (status_fd);
+            cmd_done = true;
+          }
+      if (r < 0 && errno == ECHILD && cmd_done)
+        _exit (0); /* the whole tree is gone */
+    }
+}
+
+/* ---- the supervisor ---- */
+
+static struct job *
+find_job (uint32_t id)
+{
+  for (size_t i = 0; i < SUP_MAX_JOBS; i++)
+    if (jobs[i].id == id)
+      return &jobs[i];
+  return NULL;
+}
+
+static void
+spawn (const struct sup_msg *m)
+{
+  if (find_job (m->job))
+    return send_error (m->job, "job %s already exists", "");
+  struct job *j = find_job (0);
+  if (!j)
+    return send_error (m->job, "too many jobs (%s)", "256");
+  int in[2] = { -1, -1 }, out[2], err[2], ctl[2], st[2];
+  if (m->stdin_mode ? pipe2 (in, O_CLOEXEC) : (in[0] = open ("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+    return send_error (m->job, "stdin: %s", strerror (errno));
+  if (pipe2 (out, O_CLOEXEC) || pipe2 (err, O_CLOEXEC) || pipe2 (ctl, O_CLOEXEC)
+      || pipe2 (st, O_CLOEXEC))
+    return send_error (m->job, "pipe: %s", strerror (errno));
+  pid_t leader = fork ();
+  if (leader == 0)
+    {
+      close (CONTROL_FD);
+      if (in[1] >= 0)
+        close (in[1]);
+      close (out[0]);
+      close (err[0]);
+      close (ctl[1]);
+      close (st[0]);
+      leader_main (m, in[0], out[1], err[1], ctl[0], st[1]);
+    }
+  close (in[0]);
+  close (out[1]);
+  close (err[1]);
+  close (ctl[0]);
+  close (st[1]);
+  *j = (struct job){ .id = m->job, .leader = leader, .out_fd = out[0],
+                     .err_fd = err[0], .in_fd = in[1], .ctl_fd = ctl[1],
+                     .status_fd = st[0] };
+  if (j->in_fd >= 0)
+    fcntl (j->in_fd, F_SETFL, O_NONBLOCK);
+  if (leader < 0)
+    {
+      send_error (m->job, "fork: %s", strerror (errno));
+      j->id = 0;
+      return;
+    }
+  sup_begin (&out_msg, SUP_STARTED);
+  sup_put_u32 (&out_msg, SUP_F_JOB, m->job);
+  sup_put_u32 (&out_msg, SUP_F_PID, (uint32_t) leader);
+  send_msg ();
+}
+
+static void
+feed_stdin (struct job *j)
+{
+  while (j->in_fd >= 0 && j->pending_len > 0)
+    {
+      ssize_t w = write (j->in_fd, j->pending, j->pending_len);
+      if (w < 0 && errno == EAGAIN)
+        return;
+      if (w <= 0)
+        {
+          j->pending_len = 0; /* the job closed its stdin */
+          close_fd (&j->in_fd);
+          return;
+        }
+      memmove (j->pending, j->pending + w, j->pending_len - (size_t) w);
+      j->pending_len -= (size_t) w;
+    }
+  if (j->stdin_eof && j->pending_len == 0)
+    close_fd (&j->in_fd);
+}
+
+static void
+handle_request (const struct sup_msg *m)
+{
+  struct job *j = m->type == SUP_SPAWN || m->type == SUP_PING ? NULL : find_job (m->job);
+  switch (m->type)
+    {
+    case SUP_SPAWN:
+      spawn (m);
+      return;
+    case SUP_PING:
+      sup_begin (&out_msg, SUP_PONG);
+      send_msg ();
+      return;
+    case SUP_STDIN:
+      if (!j || j->in_fd < 0)
+        return send_error (m->job, "job has no open stdin%s", "");
+      if (j->pending_len + m->data_len > STDIN_BUFFER_MAX)
+        return send_error (m->job, "stdin backlog over %s bytes", "4194304");
+      char *p = realloc (j->pending, j->pending_len + m->data_len + 1);
+      if (!p)
+        return send_error (m->job, "out of memory%s", "");
+      j->pending = p;
+      memcpy (p + j->pending_len, m->data, m->data_len);
+      j->pending_len += m->data_len;
+      j->stdin_eof |= m->eof;
+      feed_stdin (j);
+      return;
+    case SUP_SIGNAL:
+      if (!j)
+        return send_error (m->job, "no such job%s", "");
+      unsigned char sig = (unsigned char) m->signal;
+      if (j->ctl_fd >= 0 && write (j->ctl_fd, &sig, 1) != 1)
+        send_error (m->job, "the job's leader is gone%s", "");
+      return;
+    default:
+      send_error (0, "unexpected message type%s", "");
+    }
+}
+
+/* Forward what one output pipe has; false at end of file. */
+static bool
+forward_output (struct job *j, int *fd, uint32_t stream)
+{
+  static char buf[SUP_MAX_DATA];
+  ssize_t n = read (*fd, buf, sizeof buf);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN))
+    return true;
+  if (n <= 0)
+    {
+      close_fd (fd);
+      return false;
+    }
+  sup_begin (&out_msg, SUP_OUTPUT);
+  sup_put_u32 (&out_msg, SUP_F_JOB, j->id);
+  sup_put_u32 (&out_msg, SUP_F_STREAM, stream);
+  sup_put_bytes (&out_msg, SUP_F_DATA, buf, (size_t) n);
+  send_msg ();
+  if (j->exited)
+    j->drain_until_ms = now_ms () + DRAIN_IDLE_MS;
+  return true;
+}
+
+/* After the command exited and its output is drained (or a background
+ * descendant holds the pipes open but is quiet), report the exit. */
+static void
+maybe_report_exit (struct job *j)
+{
+  if (!j->exited || j->reported)
+    return;
+  if ((j->out_fd >= 0 || j->err_fd >= 0) && now_ms () < j->drain_until_ms)
+    return;
+  close_fd (&j->out_fd);
+  close_fd (&j->err_fd);
+  close_fd (&j->in_fd);
+  sup_begin (&out_msg, SUP_EXITED);
+  sup_put_u32 (&out_msg, SUP_F_JOB, j->id);
+  if (WIFSIGNALED (j->wait_status))
+    sup_put_u32 (&out_msg, SUP_F_SIGNAL, (uint32_t) WTERMSIG (j->wait_status));
+  else
+    sup_put_u32 (&out_msg, SUP_F_EXIT_CODE, (uint32_t) WEXITSTATUS (j->wait_status));
+  send_msg ();
+  j->reported = true;
+}
+
+static void
+release_if_done (struct job *j)
+{
+  if (j->reported && j->leader == 0)
+    {
+      close_fd (&j->ctl_fd);
+      close_fd (&j->status_fd);
+      free (j->pending);
+      *j = (struct job){ .id = 0 };
+    }
+}
+
+static void
+reap_leaders (void)
+{
+  int ws;
+  pid_t r;
+  while ((r = waitpid (-1, &ws, WNOHANG)) > 0)
+    for (size_t i = 0; i < SUP_MAX_JOBS; i++)
+      if (jobs[i].id && jobs[i].leader == r)
+        {
+          jobs[i].leader = 0;
+          if (!jobs[i].exited) /* the leader died before its command */
+            {
+              jobs[i].exited = true;
+              jobs[i].wait_status = ws;
+              jobs[i].drain_until_ms = now_ms () + DRAIN_IDLE_MS;
+            }
+        }
+}
+
+int
+main (void)
+{
+  int type = 0;
+  socklen_t len = sizeof type;
+  if (getsockopt (CONTROL_FD, SOL_SOCKET, SO_TYPE, &type, &len) < 0
+      || type != SOCK_SEQPACKET)
+    {
+      fprintf (stderr, "airlock-supervisor: fd 0 must be the broker's "
+               "seqpacket socket; it is started by airlock, not by hand\n");
+      return 2;
+    }
+  /* Sandboxed commands run as our uid: they must not ptrace us. */
+  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+  prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  signal (SIGPIPE, SIG_IGN);
+  sigset_t chld;
+  sigemptyset (&chld);
+  sigaddset (&chld, SIGCHLD);
+  sigprocmask (SIG_BLOCK, &chld, NULL);
+  int sfd = signalfd (-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  static uint8_t buf[AL_MAX_MESSAGE];
+  static struct sup_msg msg;
+
+  for (;;)
+    {
+      struct pollfd p[2 + 4 * SUP_MAX_JOBS];
+      struct job *owner[2 + 4 * SUP_MAX_JOBS];
+      size_t n = 0;
+      p[n] = (struct pollfd){ .fd = CONTROL_FD, .events = POLLIN };
+      owner[n++] = NULL;
+      p[n] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+      owner[n++] = NULL;
+      long long wake = -1;
+      for (size_t i = 0; i < SUP_MAX_JOBS; i++)
+        {
+          struct job *j = &jobs[i];
+          if (!j->id)
+            continue;
+          int fds[4] = { j->out_fd, j->err_fd, j->status_fd,
+                         j->pending_len ? j->in_fd : -1 };
+          for (int k = 0; k < 4; k++)
+            if (fds[k] >= 0)
+              {
+                p[n] = (struct pollfd){ .fd = fds[k], .events = k == 3 ? POLLOUT : POLLIN };
+                owner[n++] = j;
+              }
+          if (j->exited && !j->reported)
+            {
+              long long left = j->drain_until_ms - now_ms ();
+              wake = wake < 0 || left < wake ? (left < 0 ? 0 : left) : wake;
+            }
+        }
+      if (poll (p, n, (int) wake) < 0 && errno != EINTR)
+        return 1;
+      for (size_t i = 0; i < n; i++)
+        {
+          if (!p[i].revents)
+            continue;
+          struct job *j = owner[i];
+          if (p[i].fd == CONTROL_FD)
+            {
+              ssize_t r = recv (CONTROL_FD, buf, sizeof buf, MSG_TRUNC);
+              if (r <= 0)
+                return 0; /* the broker closed the session */
+              const char *why;
+              if ((size_t) r > sizeof buf || sup_decode (buf, (size_t) r, &msg, &why) < 0)
+                send_error (0, "malformed request: %s", (size_t) r > sizeof buf ? "too large" : why);
+              else
+                handle_request (&msg);
+            }
+          else if (p[i].fd == sfd)
+            {
+              struct signalfd_siginfo si;
+              while (read (sfd, &si, sizeof si) > 0)
+                ;
+              reap_leaders ();
+            }
+          else if (j && p[i].fd == j->out_fd)
+            forward_output (j, &j->out_fd, 1);
+          else if (j && p[i].fd == j->err_fd)
+            forward_output (j, &j->err_fd, 2);
+          else if (j && p[i].fd == j->in_fd)
+            feed_stdin (j);
+          else if (j && p[i].fd == j->status_fd)
+            {
+              if (read (j->status_fd, &j->wait_status, sizeof j->wait_status)
+                  == sizeof j->wait_status)
+                {
+                  j->exited = true;
+                  j->drain_until_ms = now_ms () + DRAIN_IDLE_MS;
+                }
+              close_fd (&j->status_fd);
+            }
+        }
+      for (size_t i = 0; i < SUP_MAX_JOBS; i++)
+        if (jobs[i].id)
+          {
+            maybe_report_exit (&jobs[i]);
+            release_if_done (&jobs[i]);
+          }
+    }
+}

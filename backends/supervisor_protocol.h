@@ -1,0 +1,92 @@
+/* Messages between the broker and a session's supervisor, the unprivileged
+ * pid 1 of a local session sandbox.  Same framing as helper/protocol.h;
+ * its own closed sets of message and field types.  The broker treats
+ * every message as untrusted: code in the sandbox can reach the
+ * supervisor, and so could forge anything it sends. */
+#ifndef AIRLOCK_SUPERVISOR_PROTOCOL_H
+#define AIRLOCK_SUPERVISOR_PROTOCOL_H
+
+#include "protocol.h"
+
+#define SUP_MAX_ARGV 256
+#define SUP_MAX_ENV 512
+#define SUP_MAX_DATA 65536 /* bytes of one stdin or output chunk */
+#define SUP_MAX_JOBS 256   /* jobs alive at once in one session */
+
+enum sup_msg_type {
+  /* broker -> supervisor */
+  SUP_SPAWN = AL_MSG_SUP_FIRST, /* JOB, ARGV+, ENV*, CWD, STDIN */
+  SUP_STDIN,                    /* JOB, DATA, EOF */
+  SUP_SIGNAL,                   /* JOB, SIGNAL: every process of the job */
+  SUP_PING,                     /* nothing */
+  /* supervisor -> broker */
+  SUP_STARTED,                  /* JOB, PID */
+  SUP_OUTPUT,                   /* JOB, STREAM, DATA */
+  SUP_EXITED,                   /* JOB, EXIT_CODE or SIGNAL: the job's first
+                                   process ended and its output is drained */
+  SUP_PONG,                     /* nothing */
+  SUP_ERROR,                    /* JOB (0: none), MESSAGE */
+  SUP_MSG_LAST_ = SUP_ERROR,
+};
+
+enum sup_field_type {
+  SUP_F_JOB = 1,       /* u32, 1.. */
+  SUP_F_ARGV = 2,      /* string, repeated */
+  SUP_F_ENV = 3,       /* string NAME=value, repeated */
+  SUP_F_CWD = 4,       /* absolute path */
+  SUP_F_STDIN = 5,     /* u32 0: /dev/null, 1: a pipe fed by SUP_STDIN */
+  SUP_F_DATA = 6,      /* bytes, <= SUP_MAX_DATA */
+  SUP_F_EOF = 7,       /* u32 0/1 */
+  SUP_F_SIGNAL = 8,    /* u32 1..64 */
+  SUP_F_PID = 9,       /* u32 */
+  SUP_F_STREAM = 10,   /* u32 1: stdout, 2: stderr */
+  SUP_F_EXIT_CODE = 11,/* u32 0..255 */
+  SUP_F_MESSAGE = 12,  /* string */
+  SUP_F_LAST_ = SUP_F_MESSAGE,
+};
+
+struct sup_msg {
+  uint16_t type;
+  uint32_t present; /* bit per field type */
+  uint32_t job, stdin_mode, eof, signal, pid, stream, exit_code;
+  const char *argv[SUP_MAX_ARGV + 1];
+  uint32_t argc;
+  const char *envp[SUP_MAX_ENV + 1];
+  uint32_t envc;
+  const char *cwd;
+  const char *message;
+  const uint8_t *data; /* points into the decoded buffer */
+  uint32_t data_len;
+  char arena[AL_MAX_MESSAGE + AL_MAX_FIELDS];
+};
+
+#define SUP_HAS(m, f) (((m)->present >> (f)) & 1)
+
+/* Decode one message: 0, or -1 with *why set.  Pure, like al_decode(). */
+int sup_decode (const uint8_t *buf, size_t len, struct sup_msg *m,
+                const char **why);
+
+/* Encoding on top of al_writer (same framing, this family's numbers). */
+static inline void
+sup_put_bytes (struct al_writer *w, enum sup_field_type f, const void *data,
+               size_t n)
+{
+  al_put_bytes (w, (enum al_field_type) f, data, n);
+}
+static inline void
+sup_begin (struct al_writer *w, enum sup_msg_type t)
+{
+  al_begin (w, (enum al_msg_type) t);
+}
+static inline void
+sup_put_u32 (struct al_writer *w, enum sup_field_type f, uint32_t v)
+{
+  al_put_u32 (w, (enum al_field_type) f, v);
+}
+static inline void
+sup_put_str (struct al_writer *w, enum sup_field_type f, const char *s)
+{
+  al_put_str (w, (enum al_field_type) f, s);
+}
+
+#endif

@@ -1,0 +1,1299 @@
+/* Configuration: the schema table, the sources (defaults, system file,
+ * user file, environment) and the getters.  See config.h and
+ * docs/config.md. */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A config file is a few hundred bytes; anything this large is a
+ * mistake, and the bound keeps a hostile file from costing much. */
+#define MAX_FILE_BYTES (1024 * 1024)
+/* Characters of an offending value quoted in a message. */
+#define GOT_MAX 60
+
+/* ---- allocation: the broker cannot do anything useful without memory ---- */
+
+static void __attribute__ ((noreturn))
+oom (void)
+{
+  fputs ("airlock: out of memory\n", stderr);
+  abort ();
+}
+
+static void *
+xcalloc (size_t n, size_t size)
+{
+  void *p = calloc (n ? n : 1, size ? size : 1);
+  if (!p)
+    oom ();
+  return p;
+}
+
+static char *
+xstrdup (const char *s)
+{
+  char *p = strdup (s);
+  if (!p)
+    oom ();
+  return p;
+}
+
+static char * __attribute__ ((format (printf, 1, 2)))
+xasprintf (const char *fmt, ...)
+{
+  va_list ap;
+  char *s;
+  va_start (ap, fmt);
+  int n = vasprintf (&s, fmt, ap);
+  va_end (ap);
+  if (n < 0)
+    oom ();
+  return s;
+}
+
+static void *
+nonnull (void *p)
+{
+  if (!p)
+    oom ();
+  return p;
+}
+
+/* ---- value checks: a string value, a list item or a map key ---- */
+
+/* ok() may normalize the string in place; `what` completes "expected ..."
+ * in messages; `type` names it in docs/config.md. */
+struct check
+{
+  bool (*ok) (char *s);
+  const char *what;
+  const char *type;
+};
+
+/* Digits and an optional K, M, G or T (powers of 1024), not zero; the
+ * suffix is upper-cased because the helper's parser only takes that. */
+static bool
+ok_size (char *s)
+{
+  uint64_t v = 0;
+  char *p = s;
+  if (!isdigit ((unsigned char) *p))
+    return false;
+  for (; isdigit ((unsigned char) *p); p++)
+    {
+      if (v > (UINT64_MAX - 9) / 10)
+        return false;
+      v = v * 10 + (uint64_t) (*p - '0');
+    }
+  int shift = 0;
+  if (*p)
+    {
+      static const char units[] = "KMGT";
+      const char *u = strchr (units, toupper ((unsigned char) *p));
+      if (!u || p[1])
+        return false;
+      shift = 10 * (int) (u - units + 1);
+      *p = *u;
+    }
+  return v > 0 && (!shift || v <= (UINT64_MAX >> shift));
+}
+
+/* Digits with an optional fraction, above zero: docker's --cpus. */
+static bool
+ok_cpus (char *s)
+{
+  char *p = s;
+  bool nonzero = false;
+  if (!isdigit ((unsigned char) *p))
+    return false;
+  for (; isdigit ((unsigned char) *p); p++)
+    nonzero |= *p != '0';
+  if (*p == '.')
+    {
+      if (!isdigit ((unsigned char) *++p))
+        return false;
+      for (; isdigit ((unsigned char) *p); p++)
+        nonzero |= *p != '0';
+    }
+  return !*p && nonzero && strlen (s) <= 16;
+}
+
+static bool
+ok_abs_path (char *s)
+{
+  return s[0] == '/';
+}
+
+/* SOURCE[:DEST]; DEST may have no further colon (it is a path). */
+static bool
+ok_bind (char *s)
+{
+  char *colon = strchr (s, ':');
+  if (s[0] != '/')
+    return false;
+  return !colon || (colon[1] == '/' && !strchr (colon + 1, ':'));
+}
+
+/* SOURCE[:DEST[:OPTIONS]], apptainer's --bind. */
+static bool
+ok_apptainer_bind (char *s)
+{
+  char *colon = strchr (s, ':');
+  return s[0] == '/' && (!colon || colon[1] == '/');
+}
+
+/* SOURCE:TARGET[:OPTIONS]; SOURCE a host path or a named volume. */
+static bool
+ok_volume (char *s)
+{
+  char *colon = strchr (s, ':');
+  return colon && colon != s && colon[1] == '/';
+}
+
+static bool
+ok_var_name (char *s)
+{
+  if (!isalpha ((unsigned char) *s) && *s != '_')
+    return false;
+  for (s++; *s; s++)
+    if (!isalnum ((unsigned char) *s) && *s != '_')
+      return false;
+  return true;
+}
+
+static bool
+ok_capability (char *s)
+{
+  if (!*s)
+    return false;
+  for (; *s; s++)
+    {
+      if (!isalnum ((unsigned char) *s) && *s != '_')
+        return false;
+      *s = (char) toupper ((unsigned char) *s);
+    }
+  return true;
+}
+
+static bool
+ok_url (char *s)
+{
+  return (!strncmp (s, "https://", 8) && s[8]) || (!strncmp (s, "http://", 7) && s[7]);
+}
+
+/* Values that end up in an argv (ssh, apptainer): a leading '-' would be
+ * read as an option. */
+static bool
+ok_argv_word (char *s)
+{
+  if (!*s || *s == '-')
+    return false;
+  for (; *s; s++)
+    if (isspace ((unsigned char) *s) || iscntrl ((unsigned char) *s))
+      return false;
+  return true;
+}
+
+static const struct check SIZE = { ok_size, "a size like 512M or 2G", "size" };
+static const struct check CPUS
+    = { ok_cpus, "a number of CPUs like 0.5 or 2", "decimal number" };
+static const struct check ABS_PATH = { ok_abs_path, "an absolute path", "path" };
+static const struct check BIND
+    = { ok_bind, "SOURCE[:DEST] with absolute paths", "SOURCE[:DEST]" };
+static const struct check APPTAINER_BIND
+    = { ok_apptainer_bind, "SOURCE[:DEST[:OPTIONS]] with absolute paths",
+        "SOURCE[:DEST[:OPTIONS]]" };
+static const struct check VOLUME
+    = { ok_volume, "SOURCE:TARGET[:OPTIONS] with an absolute TARGET",
+        "SOURCE:TARGET[:OPTIONS]" };
+static const struct check VAR_NAME
+    = { ok_var_name, "a variable name like FOO_BAR", "variable name" };
+static const struct check CAPABILITY
+    = { ok_capability, "a capability name like NET_ADMIN", "capability" };
+static const struct check URL = { ok_url, "an http:// or https:// URL", "URL" };
+static const struct check ARGV_WORD
+    = { ok_argv_word, "a non-empty name without spaces, not starting with -", "name" };
+
+/* ---- the schema ---- */
+
+enum cfg_type
+{
+  T_STRING,
+  T_INT,
+  T_BOOL,
+  T_ENUM,
+  T_LIST,
+  T_MAP,
+};
+
+enum
+{
+  F_TILDE = 1, /* a leading ~ or ~/ (of the value or of each item) is $HOME */
+  F_HIDE = 2,  /* values may be secrets: config_to_json hides them */
+};
+
+struct cfg_key
+{
+  const char *key;
+  enum cfg_type type;
+  const char *sdef;            /* T_STRING, T_ENUM; NULL: unset */
+  long long idef, min, max;    /* T_INT */
+  bool bdef;                   /* T_BOOL */
+  const char *const *choices;  /* T_ENUM, NULL-terminated */
+  const struct check *check;   /* T_STRING, T_LIST items */
+  const struct check *check_key; /* T_MAP keys */
+  unsigned flags;
+  const char *doc;
+};
+
+static const char *const backends[]
+    = { "local", "docker", "ssh", "singularity", "modal", "daytona", NULL };
+static const char *const local_networks[] = { "loopback", "none", "host", NULL };
+static const char *const modal_modes[] = { "auto", "direct", "managed", NULL };
+
+#define DAY 86400LL
+
+/* Lists and maps default to empty.  Environment variable names are derived
+ * from the keys (env_name), never spelled out, so they cannot drift. */
+static const struct cfg_key keys[] = {
+  { .key = "backend", .type = T_ENUM, .sdef = "local", .choices = backends,
+    .doc = "Where commands run: the execution backend." },
+
+  { .key = "session.idle_timeout", .type = T_INT, .idef = 300, .min = 1, .max = 30 * DAY,
+    .doc = "Seconds a session may stay idle before it is stopped and its sandbox removed." },
+  { .key = "exec.timeout", .type = T_INT, .idef = 180, .min = 1, .max = DAY,
+    .doc = "Seconds a command may run unless the caller says otherwise; then its whole "
+           "process tree is killed and it exits 124." },
+  { .key = "exec.max_output_chars", .type = T_INT, .idef = 50000, .min = 1000,
+    .max = 100000000,
+    .doc = "Characters of a command's output returned inline, as a head and a tail; the "
+           "full output is kept in a spill file." },
+  { .key = "jobs.finished_ttl", .type = T_INT, .idef = 1800, .min = 0, .max = 30 * DAY,
+    .doc = "Seconds the status and log of a finished background job are kept." },
+
+  { .key = "local.network", .type = T_ENUM, .sdef = "loopback", .choices = local_networks,
+    .doc = "loopback: the sandbox's own network namespace with only `lo`; none: no "
+           "network at all; host: the host's network, only where helper.conf allows it." },
+  { .key = "local.memory", .type = T_STRING, .check = &SIZE,
+    .doc = "Memory limit (K, M, G, T: powers of 1024); unset: helper.conf's default." },
+  { .key = "local.pids", .type = T_INT, .idef = 0, .min = 0, .max = 1000000,
+    .doc = "Limit on the number of processes; 0: helper.conf's default." },
+  { .key = "local.rootfs", .type = T_STRING, .check = &ABS_PATH, .flags = F_TILDE,
+    .doc = "A directory you own holding an unpacked image, used as `/`; unset: the "
+           "host's system directories, read-only." },
+  { .key = "local.binds", .type = T_LIST, .check = &BIND, .flags = F_TILDE,
+    .doc = "Host paths visible read-write in the sandbox, at DEST (default: the same path)." },
+  { .key = "local.ro_binds", .type = T_LIST, .check = &BIND, .flags = F_TILDE,
+    .doc = "Host paths visible read-only in the sandbox, at DEST (default: the same path)." },
+
+  { .key = "docker.image", .type = T_STRING, .sdef = "debian:bookworm-slim",
+    .doc = "Image of the session container; it must contain `bash`." },
+  { .key = "docker.network", .type = T_BOOL, .bdef = true,
+    .doc = "Whether the container has a network; false: network mode `none`." },
+  { .key = "docker.memory", .type = T_STRING, .check = &SIZE,
+    .doc = "Memory limit (K, M, G, T: powers of 1024); unset: none." },
+  { .key = "docker.cpus", .type = T_STRING, .check = &CPUS,
+    .doc = "CPU limit, as a string (\"1.5\"); unset: none." },
+  { .key = "docker.pids_limit", .type = T_INT, .idef = 256, .min = 1, .max = 1000000,
+    .doc = "Limit on the number of processes in the container." },
+  { .key = "docker.user", .type = T_STRING,
+    .doc = "User the container runs as (NAME, UID or UID:GID); unset: the image's." },
+  { .key = "docker.cap_add", .type = T_LIST, .check = &CAPABILITY,
+    .doc = "Capabilities added back after all are dropped (upper-cased)." },
+  { .key = "docker.volumes", .type = T_LIST, .check = &VOLUME, .flags = F_TILDE,
+    .doc = "Volumes: SOURCE is a host path or a named volume.  A host path lets the "
+           "container reach the host, which the approval gate takes into account." },
+  { .key = "docker.env", .type = T_MAP, .check_key = &VAR_NAME, .flags = F_HIDE,
+    .doc = "Environment variables set in the container; `airlock config show` hides "
+           "the values." },
+  { .key = "docker.forward_env", .type = T_LIST, .check = &VAR_NAME,
+    .doc = "Names of environment variables passed from the caller into the container." },
+  { .key = "docker.socket", .type = T_STRING, .sdef = "/var/run/docker.sock",
+    .check = &ABS_PATH, .flags = F_TILDE,
+    .doc = "The Docker Engine API's unix socket." },
+  { .key = "docker.pull", .type = T_BOOL, .bdef = true,
+    .doc = "Pull the image when it is not present." },
+  { .key = "docker.allow_docker_socket", .type = T_BOOL, .bdef = false,
+    .doc = "Allow a volume that exposes the Docker socket in the container (that is "
+           "root on the host)." },
+
+  { .key = "ssh.host", .type = T_STRING, .check = &ARGV_WORD,
+    .doc = "Remote host name or address; the ssh backend needs it." },
+  { .key = "ssh.user", .type = T_STRING, .check = &ARGV_WORD,
+    .doc = "Remote user; unset: ssh's choice (`~/.ssh/config`, else your user name)." },
+  { .key = "ssh.port", .type = T_INT, .idef = 22, .min = 1, .max = 65535,
+    .doc = "Remote port." },
+  { .key = "ssh.key", .type = T_STRING, .check = &ABS_PATH, .flags = F_TILDE,
+    .doc = "Private key file; unset: ssh's default keys and agent." },
+  { .key = "ssh.control_persist", .type = T_INT, .idef = 300, .min = 1, .max = DAY,
+    .doc = "Seconds the shared connection stays open after its last use." },
+  { .key = "ssh.remote_dir", .type = T_STRING, .sdef = ".airlock", .check = &ARGV_WORD,
+    .doc = "Remote directory of airlock's job directories; relative to the remote "
+           "login directory unless absolute." },
+
+  { .key = "singularity.image", .type = T_STRING, .sdef = "docker://debian:bookworm-slim",
+    .check = &ARGV_WORD,
+    .doc = "Image: a `.sif` file, a sandbox directory or a `docker://` reference." },
+  { .key = "singularity.executable", .type = T_STRING, .check = &ARGV_WORD,
+    .doc = "Program to run; unset: `apptainer`, else `singularity`, from PATH." },
+  { .key = "singularity.bind", .type = T_LIST, .check = &APPTAINER_BIND, .flags = F_TILDE,
+    .doc = "Host paths bound into the instance." },
+
+  { .key = "modal.mode", .type = T_ENUM, .sdef = "auto", .choices = modal_modes,
+    .doc = "direct: your own Modal credentials; managed: through the managed tool "
+           "gateway; auto: managed when available, else direct.  With neither, creating "
+           "a session fails." },
+  { .key = "modal.image", .type = T_STRING, .sdef = "debian:bookworm-slim",
+    .doc = "Registry image of the sandbox, or a saved image id (`im-...`)." },
+  { .key = "modal.app", .type = T_STRING, .sdef = "airlock",
+    .doc = "Modal app the sandboxes belong to." },
+  { .key = "modal.timeout", .type = T_INT, .idef = 3600, .min = 60, .max = DAY,
+    .doc = "Seconds a Modal sandbox may live at most." },
+
+  { .key = "daytona.api_url", .type = T_STRING, .sdef = "https://app.daytona.io/api",
+    .check = &URL,
+    .doc = "Daytona API endpoint." },
+  { .key = "daytona.image", .type = T_STRING, .sdef = "debian:bookworm-slim",
+    .doc = "Image of the sandbox." },
+  { .key = "daytona.target", .type = T_STRING,
+    .doc = "Region, e.g. `us`; unset: the organization's default." },
+  { .key = "daytona.api_key_env", .type = T_STRING, .sdef = "DAYTONA_API_KEY",
+    .check = &VAR_NAME,
+    .doc = "Name of the environment variable holding the API key; the key itself is "
+           "never in the config." },
+};
+
+#define N_KEYS (sizeof keys / sizeof keys[0])
+
+/* Titles of the sections of docs/config.md, in table order. */
+static const struct
+{
+  const char *name, *title;
+} sections[] = {
+  { "", "Backend choice" },
+  { "session", "Sessions" },
+  { "exec", "Commands" },
+  { "jobs", "Background jobs" },
+  { "local", "local: a namespace sandbox on this host" },
+  { "docker", "docker: a container of the local Docker Engine" },
+  { "ssh", "ssh: a remote host through OpenSSH" },
+  { "singularity", "singularity: an Apptainer or Singularity instance" },
+  { "modal", "modal: a Modal cloud sandbox" },
+  { "daytona", "daytona: a Daytona cloud sandbox" },
+};
+
+/* AIRLOCK_ and the key upper-cased, dots and dashes as underscores. */
+static void
+env_name (const char *key, char *buf, size_t size)
+{
+  size_t n = (size_t) snprintf (buf, size, "AIRLOCK_%s", key);
+  for (char *p = buf + 8; p < buf + n && p < buf + size; p++)
+    *p = (*p == '.' || *p == '-') ? '_' : (char) toupper ((unsigned char) *p);
+}
+
+static ssize_t
+find_key (const char *key)
+{
+  for (size_t i = 0; i < N_KEYS; i++)
+    if (!strcmp (keys[i].key, key))
+      return (ssize_t) i;
+  return -1;
+}
+
+/* True when some key lies under `prefix.`: an object there is a section. */
+static bool
+is_section (const char *prefix)
+{
+  size_t n = strlen (prefix);
+  for (size_t i = 0; i < N_KEYS; i++)
+    if (!strncmp (keys[i].key, prefix, n) && keys[i].key[n] == '.')
+      return true;
+  return false;
+}
+
+/* ---- values ---- */
+
+struct cfg_value
+{
+  char *s;      /* T_STRING, T_ENUM */
+  long long i;  /* T_INT */
+  bool b;       /* T_BOOL */
+  char **list;  /* T_LIST, T_MAP ("K=V"): NULL-terminated */
+  char *origin; /* NULL: the default */
+};
+
+struct airlock_config
+{
+  struct cfg_value v[N_KEYS];
+};
+
+static void
+value_free (struct cfg_value *v)
+{
+  free (v->s);
+  if (v->list)
+    for (char **p = v->list; *p; p++)
+      free (*p);
+  free (v->list);
+  free (v->origin);
+  memset (v, 0, sizeof *v);
+}
+
+static void
+value_default (const struct cfg_key *k, struct cfg_value *v)
+{
+  memset (v, 0, sizeof *v);
+  v->s = k->sdef ? xstrdup (k->sdef) : NULL;
+  v->i = k->idef;
+  v->b = k->bdef;
+  if (k->type == T_LIST || k->type == T_MAP)
+    v->list = xcalloc (1, sizeof *v->list);
+}
+
+/* Takes nv; the origin is copied. */
+static void
+value_set (struct airlock_config *c, size_t i, struct cfg_value *nv, const char *origin)
+{
+  value_free (&c->v[i]);
+  c->v[i] = *nv;
+  c->v[i].origin = origin ? xstrdup (origin) : NULL;
+}
+
+/* ---- messages ---- */
+
+/* Cut a quoted value short so one bad entry cannot flood the terminal;
+ * takes s. */
+static char *
+shorten (char *s)
+{
+  size_t cut = GOT_MAX - 3;
+  if (strlen (s) <= GOT_MAX)
+    return s;
+  while (cut > 0 && ((unsigned char) s[cut] & 0xC0) == 0x80)
+    cut--; /* not inside a UTF-8 sequence */
+  memcpy (s + cut, "...", 4);
+  return s;
+}
+
+static char *
+got_json (const cJSON *j)
+{
+  return shorten (nonnull (cJSON_PrintUnformatted (j)));
+}
+
+/* A string quoted and escaped as JSON: control characters stay visible. */
+static char *
+got_string (const char *s)
+{
+  cJSON *j = nonnull (cJSON_CreateString (s));
+  char *out = got_json (j);
+  cJSON_Delete (j);
+  return out;
+}
+
+static char *
+expected (const char *what, char *got)
+{
+  char *msg = xasprintf ("expected %s, got %s", what, got);
+  free (got);
+  return msg;
+}
+
+/* "one of a, b, c" for an enum. */
+static char *
+choices_text (const char *const *choices)
+{
+  char *buf = NULL;
+  size_t size = 0;
+  FILE *f = nonnull (open_memstream (&buf, &size));
+  fputs ("one of ", f);
+  for (const char *const *p = choices; *p; p++)
+    fprintf (f, "%s%s", p == choices ? "" : ", ", *p);
+  if (fclose (f))
+    oom ();
+  return buf;
+}
+
+/* ---- parsing one value ---- */
+
+/* $HOME, else the password database's idea of it. */
+static const char *
+home_dir (void)
+{
+  const char *home = getenv ("HOME");
+  if (home && home[0] == '/')
+    return home;
+  struct passwd *pw = getpwuid (getuid ());
+  return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
+}
+
+/* Tilde expansion and the key's check on one string (the value or a list
+ * item); takes s.  NULL with *problem when it does not pass. */
+static char *
+finish_string (const struct cfg_key *k, char *s, char **problem)
+{
+  char *v = s;
+  if ((k->flags & F_TILDE) && s[0] == '~' && (s[1] == '\0' || s[1] == '/' || s[1] == ':'))
+    {
+      const char *home = home_dir ();
+      if (!home)
+        {
+          *problem = xasprintf ("cannot expand ~ in %s: no home directory", s);
+          free (s);
+          return NULL;
+        }
+      v = xasprintf ("%s%s", home, s + 1);
+    }
+  if (k->check && !k->check->ok (v))
+    {
+      /* quote what the user wrote, not the expansion */
+      *problem = expected (k->check->what, got_string (s));
+      if (v != s)
+        free (v);
+      free (s);
+      return NULL;
+    }
+  if (v != s)
+    free (s);
+  return v;
+}
+
+static bool
+in_choices (const char *const *choices, const char *s)
+{
+  for (const char *const *p = choices; *p; p++)
+    if (!strcmp (*p, s))
+      return true;
+  return false;
+}
+
+static char *
+int_problem (const struct cfg_key *k, char *got)
+{
+  char *what = xasprintf ("an integer between %lld and %lld", k->min, k->max);
+  char *msg = expected (what, got);
+  free (what);
+  return msg;
+}
+
+static char *
+list_from_json (const struct cfg_key *k, const cJSON *j, struct cfg_value *out)
+{
+  const cJSON *item;
+  if (!cJSON_IsArray (j))
+    return expected ("a list of strings", got_json (j));
+  cJSON_ArrayForEach (item, j)
+    if (!cJSON_IsString (item))
+      return expected ("a list of strings", got_json (j));
+
+  size_t n = (size_t) cJSON_GetArraySize (j), idx = 0;
+  out->list = xcalloc (n + 1, sizeof *out->list);
+  cJSON_ArrayForEach (item, j)
+    {
+      char *problem = NULL;
+      char *s = finish_string (k, xstrdup (item->valuestring), &problem);
+      if (!s)
+        {
+          char *msg = xasprintf ("item %zu: %s", idx + 1, problem);
+          free (problem);
+          return msg;
+        }
+      out->list[idx++] = s;
+    }
+  return NULL;
+}
+
+static char *
+map_from_json (const struct cfg_key *k, const cJSON *j, struct cfg_value *out)
+{
+  const cJSON *item;
+  if (!cJSON_IsObject (j))
+    return expected ("an object with string values", got_json (j));
+  cJSON_ArrayForEach (item, j)
+    if (!cJSON_IsString (item))
+      return expected ("an object with string values", got_json (j));
+
+  size_t n = (size_t) cJSON_GetArraySize (j), idx = 0;
+  out->list = xcalloc (n + 1, sizeof *out->list);
+  cJSON_ArrayForEach (item, j)
+    {
+      char *name = xstrdup (item->string);
+      bool ok = *name && !strchr (name, '=')
+                && (!k->check_key || k->check_key->ok (name));
+      if (!ok)
+        {
+          char *got = got_string (item->string);
+          char *msg = xasprintf ("key %s: expected %s", got,
+                                 k->check_key ? k->check_key->what
+                                              : "a non-empty name without =");
+          free (got);
+          free (name);
+          return msg;
+        }
+      size_t len = strlen (name);
+      for (size_t e = 0; e < idx; e++)
+        if (!strncmp (out->list[e], name, len) && out->list[e][len] == '=')
+          {
+            char *got = got_string (item->string);
+            char *msg = xasprintf ("key %s: set more than once", got);
+            free (got);
+            free (name);
+            return msg;
+          }
+      out->list[idx++] = xasprintf ("%s=%s", name, item->valuestring);
+      free (name);
+    }
+  return NULL;
+}
+
+/* A value from a file (or an environment variable's JSON) into *out;
+ * NULL, or the problem (malloc'd).  *out needs value_free either way. */
+static char *
+value_from_json (const struct cfg_key *k, const cJSON *j, struct cfg_value *out)
+{
+  char *problem = NULL;
+  memset (out, 0, sizeof *out);
+  switch (k->type)
+    {
+    case T_STRING:
+      if (!cJSON_IsString (j))
+        return expected ("a string", got_json (j));
+      out->s = finish_string (k, xstrdup (j->valuestring), &problem);
+      return problem;
+    case T_ENUM:
+      if (!cJSON_IsString (j) || !in_choices (k->choices, j->valuestring))
+        {
+          char *what = choices_text (k->choices);
+          problem = expected (what, got_json (j));
+          free (what);
+          return problem;
+        }
+      out->s = xstrdup (j->valuestring);
+      return NULL;
+    case T_INT:
+      {
+        /* every range is far inside a double's exact integers */
+        double d = cJSON_IsNumber (j) ? j->valuedouble : 0;
+        if (!cJSON_IsNumber (j) || d < (double) k->min || d > (double) k->max
+            || (double) (long long) d != d)
+          return int_problem (k, got_json (j));
+        out->i = (long long) d;
+        return NULL;
+      }
+    case T_BOOL:
+      if (!cJSON_IsBool (j))
+        return expected ("true or false", got_json (j));
+      out->b = cJSON_IsTrue (j);
+      return NULL;
+    case T_LIST:
+      return list_from_json (k, j, out);
+    case T_MAP:
+      return map_from_json (k, j, out);
+    }
+  abort ();
+}
+
+/* A value from an environment variable: strings as they are, numbers in
+ * decimal, lists and maps as JSON. */
+static char *
+value_from_env (const struct cfg_key *k, const char *s, struct cfg_value *out)
+{
+  char *problem = NULL;
+  memset (out, 0, sizeof *out);
+  switch (k->type)
+    {
+    case T_STRING:
+      out->s = finish_string (k, xstrdup (s), &problem);
+      return problem;
+    case T_ENUM:
+      if (!in_choices (k->choices, s))
+        {
+          char *what = choices_text (k->choices);
+          problem = expected (what, got_string (s));
+          free (what);
+          return problem;
+        }
+      out->s = xstrdup (s);
+      return NULL;
+    case T_INT:
+      {
+        const char *p = s + (*s == '-');
+        char *end;
+        errno = 0;
+        long long v = strtoll (s, &end, 10);
+        if (!isdigit ((unsigned char) *p) || *end || errno || v < k->min || v > k->max)
+          return int_problem (k, got_string (s));
+        out->i = v;
+        return NULL;
+      }
+    case T_BOOL:
+      if (!strcasecmp (s, "true") || !strcasecmp (s, "yes") || !strcmp (s, "1"))
+        out->b = true;
+      else if (!strcasecmp (s, "false") || !strcasecmp (s, "no") || !strcmp (s, "0"))
+        out->b = false;
+      else
+        return expected ("true or false (or yes, no, 1, 0)", got_string (s));
+      return NULL;
+    case T_LIST:
+    case T_MAP:
+      {
+        cJSON *j = cJSON_Parse (s);
+        if (!j)
+          return expected (k->type == T_LIST ? "a JSON list of strings"
+                                             : "a JSON object with string values",
+                           got_string (s));
+        problem = value_from_json (k, j, out);
+        cJSON_Delete (j);
+        return problem;
+      }
+    }
+  abort ();
+}
+
+/* ---- files ---- */
+
+/* Edit distance, for "did you mean"; keys are short. */
+static size_t
+distance (const char *a, const char *b)
+{
+  size_t la = strlen (a), lb = strlen (b);
+  size_t row[65];
+  if (la > 64 || lb > 64)
+    return SIZE_MAX;
+  for (size_t j = 0; j <= lb; j++)
+    row[j] = j;
+  for (size_t i = 1; i <= la; i++)
+    {
+      size_t diag = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= lb; j++)
+        {
+          size_t up = row[j];
+          size_t best = diag + (a[i - 1] != b[j - 1]);
+          if (up + 1 < best)
+            best = up + 1;
+          if (row[j - 1] + 1 < best)
+            best = row[j - 1] + 1;
+          row[j] = best;
+          diag = up;
+        }
+    }
+  return row[lb];
+}
+
+static char *
+unknown_key (const char *path, const char *key)
+{
+  size_t best = 3, at = N_KEYS;
+  for (size_t i = 0; i < N_KEYS; i++)
+    {
+      size_t d = distance (key, keys[i].key);
+      if (d < best)
+        best = d, at = i;
+    }
+  if (at < N_KEYS)
+    return xasprintf ("%s: %s: unknown key (did you mean %s?)", path, key, keys[at].key);
+  return xasprintf ("%s: %s: unknown key", path, key);
+}
+
+/* One object of a file, keys under `prefix` ("" at the top).  `seen`
+ * catches a key given twice (nested and flat, or duplicated). */
+static char *
+apply_object (struct airlock_config *c, const char *path, const cJSON *obj,
+              const char *prefix, bool *seen)
+{
+  const cJSON *item;
+  cJSON_ArrayForEach (item, obj)
+    {
+      char *key = *prefix ? xasprintf ("%s.%s", prefix, item->string)
+                          : xstrdup (item->string);
+      ssize_t i = find_key (key);
+      char *err = NULL;
+      if (i >= 0)
+        {
+          struct cfg_value nv = { 0 };
+          char *problem = NULL;
+          if (seen[i])
+            problem = xstrdup ("set more than once");
+          else if (cJSON_IsNull (item))
+            value_default (&keys[i], &nv); /* back to the built-in default */
+          else
+            problem = value_from_json (&keys[i], item, &nv);
+          if (problem)
+            {
+              err = xasprintf ("%s: %s: %s", path, key, problem);
+              free (problem);
+              if (!seen[i])
+                value_free (&nv);
+            }
+          else
+            {
+              value_set (c, (size_t) i, &nv, path);
+              seen[i] = true;
+            }
+        }
+      else if (is_section (key))
+        {
+          if (cJSON_IsObject (item))
+            err = apply_object (c, path, item, key, seen);
+          else
+            {
+              char *got = got_json (item);
+              err = xasprintf ("%s: %s: expected an object (a section), got %s", path, key,
+                               got);
+              free (got);
+            }
+        }
+      else
+        err = unknown_key (path, key);
+      free (key);
+      if (err)
+        return err;
+    }
+  return NULL;
+}
+
+static void
+line_col (const char *buf, const char *at, int *line, int *col)
+{
+  *line = 1;
+  *col = 1;
+  for (const char *p = buf; at && p < at && *p; p++)
+    if (*p == '\n')
+      ++*line, *col = 1;
+    else
+      ++*col;
+}
+
+/* Reads path into *buf (NUL-terminated).  false: missing (not an error,
+ * *err NULL) or an error (*err set). */
+static bool
+read_file (const char *path, char **buf, size_t *len, char **err)
+{
+  /* O_NONBLOCK: opening a FIFO must not hang; it is refused below */
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  struct stat st;
+  *err = NULL;
+  if (fd < 0)
+    {
+      if (errno != ENOENT)
+        *err = xasprintf ("%s: cannot open: %s", path, strerror (errno));
+      return false;
+    }
+  if (fstat (fd, &st) < 0)
+    *err = xasprintf ("%s: cannot read: %s", path, strerror (errno));
+  else if (S_ISDIR (st.st_mode))
+    *err = xasprintf ("%s: is a directory, not a file", path);
+  else if (!S_ISREG (st.st_mode))
+    *err = xasprintf ("%s: not a regular file", path);
+  else if (st.st_size > MAX_FILE_BYTES)
+    *err = xasprintf ("%s: larger than %d bytes", path, MAX_FILE_BYTES);
+  if (*err)
+    {
+      close (fd);
+      return false;
+    }
+
+  /* read to the end rather than trust st_size: the file may change */
+  size_t n = 0;
+  char *b = xcalloc (1, MAX_FILE_BYTES + 2);
+  for (;;)
+    {
+      ssize_t r = read (fd, b + n, MAX_FILE_BYTES + 1 - n);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r < 0)
+        {
+          *err = xasprintf ("%s: cannot read: %s", path, strerror (errno));
+          break;
+        }
+      if (r == 0)
+        break;
+      n += (size_t) r;
+      if (n > MAX_FILE_BYTES)
+        {
+          *err = xasprintf ("%s: larger than %d bytes", path, MAX_FILE_BYTES);
+          break;
+        }
+    }
+  close (fd);
+  if (*err)
+    {
+      free (b);
+      return false;
+    }
+  *buf = b;
+  *len = n;
+  return true;
+}
+
+static char *
+load_file (struct airlock_config *c, const char *path)
+{
+  char *buf, *err;
+  size_t len;
+  int line, col;
+  if (!read_file (path, &buf, &len, &err))
+    return err;
+
+  const char *nul = memchr (buf, '\0', len);
+  if (nul)
+    {
+      line_col (buf, nul, &line, &col);
+      err = xasprintf ("%s:%d:%d: the file contains a NUL byte", path, line, col);
+      free (buf);
+      return err;
+    }
+  /* an empty file, as a package might ship, means no settings */
+  if (buf[strspn (buf, " \t\r\n")] == '\0')
+    {
+      free (buf);
+      return NULL;
+    }
+
+  /* return_parse_end gives this parse's error position; cJSON_GetErrorPtr
+   * would be a global shared by every thread */
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithOpts (buf, &end, true);
+  if (!root)
+    {
+      line_col (buf, end, &line, &col);
+      err = xasprintf ("%s:%d:%d: malformed JSON", path, line, col);
+    }
+  else if (!cJSON_IsObject (root))
+    {
+      char *got = got_json (root);
+      err = xasprintf ("%s: expected a JSON object at the top level, got %s", path, got);
+      free (got);
+    }
+  else
+    {
+      bool seen[N_KEYS] = { false };
+      err = apply_object (c, path, root, "", seen);
+    }
+  cJSON_Delete (root);
+  free (buf);
+  return err;
+}
+
+static char *
+load_env (struct airlock_config *c)
+{
+  for (size_t i = 0; i < N_KEYS; i++)
+    {
+      char name[128];
+      env_name (keys[i].key, name, sizeof name);
+      const char *s = getenv (name);
+      if (!s || !*s) /* empty is unset: `AIRLOCK_X= cmd` must not break */
+        continue;
+      struct cfg_value nv;
+      char *problem = value_from_env (&keys[i], s, &nv);
+      if (problem)
+        {
+          char *err = xasprintf ("environment variable %s: %s", name, problem);
+          free (problem);
+          value_free (&nv);
+          return err;
+        }
+      char *origin = xasprintf ("environment variable %s", name);
+      value_set (c, i, &nv, origin);
+      free (origin);
+    }
+  return NULL;
+}
+
+static char *
+user_config_path (void)
+{
+  const char *p = getenv ("AIRLOCK_CONFIG");
+  if (p && *p)
+    return xstrdup (p);
+  p = getenv ("XDG_CONFIG_HOME");
+  if (p && p[0] == '/') /* the XDG spec says to ignore a relative one */
+    return xasprintf ("%s/airlock/config.json", p);
+  p = home_dir ();
+  return p ? xasprintf ("%s/.config/airlock/config.json", p) : NULL;
+}
+
+struct airlock_config *
+config_load (char **err)
+{
+  struct airlock_config *c = xcalloc (1, sizeof *c);
+  for (size_t i = 0; i < N_KEYS; i++)
+    value_default (&keys[i], &c->v[i]);
+
+  const char *system = getenv ("AIRLOCK_SYSTEM_CONFIG");
+  if (!system || !*system)
+    system = AIRLOCK_SYSTEM_CONFIG;
+  char *user = user_config_path ();
+
+  *err = load_file (c, system);
+  if (!*err && user)
+    *err = load_file (c, user);
+  if (!*err)
+    *err = load_env (c);
+  free (user);
+  if (*err)
+    {
+      config_free (c);
+      return NULL;
+    }
+  return c;
+}
+
+void
+config_free (struct airlock_config *c)
+{
+  if (!c)
+    return;
+  for (size_t i = 0; i < N_KEYS; i++)
+    value_free (&c->v[i]);
+  free (c);
+}
+
+/* ---- getters ---- */
+
+static const char *const type_names[] = {
+  [T_STRING] = "string", [T_INT] = "integer", [T_BOOL] = "boolean",
+  [T_ENUM] = "enum",     [T_LIST] = "list",   [T_MAP] = "map",
+};
+
+/* The key's index; a wrong key or type is a bug in the caller, so abort. */
+static size_t
+lookup (const char *fn, const char *key, int t1, int t2)
+{
+  ssize_t i = key ? find_key (key) : -1;
+  if (i < 0)
+    {
+      fprintf (stderr, "airlock: %s: no configuration key \"%s\"\n", fn,
+               key ? key : "(null)");
+      abort ();
+    }
+  if (t1 >= 0 && (int) keys[i].type != t1 && (int) keys[i].type != t2)
+    {
+      fprintf (stderr, "airlock: %s: configuration key \"%s\" is of type %s\n", fn, key,
+               type_names[keys[i].type]);
+      abort ();
+    }
+  return (size_t) i;
+}
+
+const char *
+config_string (const struct airlock_config *c, const char *key)
+{
+  return c->v[lookup (__func__, key, T_STRING, T_ENUM)].s;
+}
+
+long long
+config_int (const struct airlock_config *c, const char *key)
+{
+  return c->v[lookup (__func__, key, T_INT, T_INT)].i;
+}
+
+bool
+config_bool (const struct airlock_config *c, const char *key)
+{
+  return c->v[lookup (__func__, key, T_BOOL, T_BOOL)].b;
+}
+
+const char *const *
+config_list (const struct airlock_config *c, const char *key)
+{
+  return (const char *const *) c->v[lookup (__func__, key, T_LIST, T_MAP)].list;
+}
+
+const char *
+config_origin (const struct airlock_config *c, const char *key)
+{
+  const char *o = c->v[lookup (__func__, key, -1, -1)].origin;
+  return o ? o : "default";
+}
+
+/* ---- output ---- */
+
+/* The object for `key`'s section inside root, created as needed. */
+static cJSON *
+section_object (cJSON *root, const char *key, const char **leaf)
+{
+  cJSON *obj = root;
+  const char *p = key, *dot;
+  while ((dot = strchr (p, '.')))
+    {
+      char *name = strndup (p, (size_t) (dot - p));
+      cJSON *sub = cJSON_GetObjectItemCaseSensitive (obj, nonnull (name));
+      if (!sub)
+        sub = nonnull (cJSON_AddObjectToObject (obj, name));
+      free (name);
+      obj = sub;
+      p = dot + 1;
+    }
+  *leaf = p;
+  return obj;
+}
+
+static cJSON *
+value_json (const struct cfg_key *k, const struct cfg_value *v)
+{
+  cJSON *j = NULL;
+  switch (k->type)
+    {
+    case T_STRING:
+    case T_ENUM:
+      j = v->s ? cJSON_CreateString (v->s) : cJSON_CreateNull ();
+      break;
+    case T_INT:
+      j = cJSON_CreateNumber ((double) v->i);
+      break;
+    case T_BOOL:
+      j = cJSON_CreateBool (v->b);
+      break;
+    case T_LIST:
+      j = nonnull (cJSON_CreateArray ());
+      for (char **p = v->list; *p; p++)
+        cJSON_AddItemToArray (j, nonnull (cJSON_CreateString (*p)));
+      break;
+    case T_MAP:
+      j = nonnull (cJSON_CreateObject ());
+      for (char **p = v->list; *p; p++)
+        {
+          char *eq = strchr (*p, '=');
+          char *name = nonnull (strndup (*p, (size_t) (eq - *p)));
+          nonnull (cJSON_AddStringToObject (j, name, (k->flags & F_HIDE) ? "<hidden>" : eq + 1));
+          free (name);
+        }
+      break;
+    }
+  return nonnull (j);
+}
+
+char *
+config_to_json (const struct airlock_config *c)
+{
+  cJSON *root = nonnull (cJSON_CreateObject ());
+  for (size_t i = 0; i < N_KEYS; i++)
+    {
+      const char *leaf;
+      cJSON *obj = section_object (root, keys[i].key, &leaf);
+      cJSON_AddItemToObject (obj, leaf, value_json (&keys[i], &c->v[i]));
+    }
+  char *out = nonnull (cJSON_Print (root));
+  cJSON_Delete (root);
+  return out;
+}
+
+static void
+doc_type (FILE *f, const struct cfg_key *k)
+{
+  switch (k->type)
+    {
+    case T_STRING:
+      fputs (k->check ? k->check->type : "string", f);
+      break;
+    case T_INT:
+      fprintf (f, "integer, %lld to %lld", k->min, k->max);
+      break;
+    case T_BOOL:
+      fputs ("boolean", f);
+      break;
+    case T_ENUM:
+      for (const char *const *p = k->choices; *p; p++)
+        fprintf (f, "%s`%s`", p == k->choices ? "" : ", ", *p);
+      break;
+    case T_LIST:
+      fprintf (f, "list of %s", k->check ? k->check->type : "strings");
+      break;
+    case T_MAP:
+      fprintf (f, "map, %s to string", k->check_key ? k->check_key->type : "name");
+      break;
+    }
+}
+
+static void
+doc_default (FILE *f, const struct cfg_key *k)
+{
+  switch (k->type)
+    {
+    case T_STRING:
+    case T_ENUM:
+      if (k->sdef)
+        fprintf (f, "`\"%s\"`", k->sdef);
+      else
+        fputs ("unset", f);
+      break;
+    case T_INT:
+      fprintf (f, "`%lld`", k->idef);
+      break;
+    case T_BOOL:
+      fputs (k->bdef ? "`true`" : "`false`", f);
+      break;
+    case T_LIST:
+      fputs ("`[]`", f);
+      break;
+    case T_MAP:
+      fputs ("`{}`", f);
+      break;
+    }
+}
+
+static const char *
+section_title (const char *key)
+{
+  const char *dot = strchr (key, '.');
+  size_t n = dot ? (size_t) (dot - key) : 0;
+  for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
+    if (strlen (sections[i].name) == n && !strncmp (sections[i].name, key, n))
+      return sections[i].title;
+  return NULL;
+}
+
+char *
+config_doc_markdown (void)
+{
+  char *buf = NULL;
+  size_t size = 0;
+  const char *title = NULL;
+  FILE *f = nonnull (open_memstream (&buf, &size));
+  for (size_t i = 0; i < N_KEYS; i++)
+    {
+      const struct cfg_key *k = &keys[i];
+      const char *t = section_title (k->key);
+      char env[128];
+      if (t != title)
+        {
+          fprintf (f, "%s### %s\n\n", title ? "\n" : "", t ? t : "Other");
+          fputs ("| key | type | default | environment variable | description |\n"
+                 "|---|---|---|---|---|\n",
+                 f);
+          title = t;
+        }
+      env_name (k->key, env, sizeof env);
+      fprintf (f, "| `%s` | ", k->key);
+      doc_type (f, k);
+      fputs (" | ", f);
+      doc_default (f, k);
+      fprintf (f, " | `%s` | ", env);
+      for (const char *p = k->doc; *p; p++)
+        if (*p == '|') /* it would end the cell */
+          fputs ("\\|", f);
+        else
+          fputc (*p, f);
+      fputs (" |\n", f);
+    }
+  if (fclose (f))
+    oom ();
+  return buf;
+}

@@ -1,0 +1,71 @@
+/* The broker's configuration: which backend to use and how each backend
+ * is set up.
+ *
+ * Sources, lowest priority first:
+ *   1. built-in defaults (the schema table in config.c);
+ *   2. the system file, AIRLOCK_SYSTEM_CONFIG (compiled in, default
+ *      /etc/airlock/config.json; the environment variable of the same
+ *      name overrides the path, for tests);
+ *   3. the user file, $XDG_CONFIG_HOME/airlock/config.json, else
+ *      $HOME/.config/airlock/config.json (the environment variable
+ *      AIRLOCK_CONFIG overrides the path);
+ *   4. environment variables: key `a.b_c` is read from AIRLOCK_A_B_C.
+ *
+ * The system file only sets defaults for every user: users override it.
+ * Limits users must not exceed belong in helper.conf and the policy rules,
+ * never here.
+ *
+ * Keys are dotted ("docker.pids_limit"); a file writes them nested
+ * ({"docker": {"pids_limit": 64}}) or flat ({"docker.pids_limit": 64}).
+ * An unknown key in a file is an error (typos must not pass silently); an
+ * unknown AIRLOCK_* environment variable is ignored, because other parts of
+ * airlock read their own (AIRLOCK_HELPER, ...).  See docs/config.md.
+ *
+ * Nothing here is secret: credentials are named by the environment
+ * variable that holds them (daytona.api_key_env), never stored. */
+#ifndef AIRLOCK_BROKER_CONFIG_H
+#define AIRLOCK_BROKER_CONFIG_H
+
+#include <stdbool.h>
+
+#ifndef AIRLOCK_SYSTEM_CONFIG
+#define AIRLOCK_SYSTEM_CONFIG "/etc/airlock/config.json"
+#endif
+
+struct airlock_config;
+
+/* Load and validate; NULL with *err (malloc'd message) on any error.  The
+ * message names the file or environment variable and the key, e.g.
+ * "/home/u/.config/airlock/config.json: docker.pids_limit: expected an
+ * integer between 1 and 1000000, got \"many\"". */
+struct airlock_config *config_load (char **err);
+
+/* Getters.  An unknown key or a key of another type is a programming
+ * error: they abort() with a message.  Enum keys are strings. */
+const char *config_string (const struct airlock_config *c,
+                           const char *key); /* NULL if unset */
+long long config_int (const struct airlock_config *c, const char *key);
+bool config_bool (const struct airlock_config *c, const char *key);
+/* Lists: a NULL-terminated array owned by the config, never NULL.  Maps
+ * come out the same way, as "K=V" strings in the order they were given. */
+const char *const *config_list (const struct airlock_config *c,
+                                const char *key);
+
+/* Where a key's value came from: "default", a file path, or
+ * "environment variable NAME". */
+const char *config_origin (const struct airlock_config *c, const char *key);
+
+/* The whole effective config as a JSON object string (for `airlock config
+ * show`), nested by section, unset strings as null; malloc'd.  Values of
+ * keys that may hold secrets (docker.env) are shown as "<hidden>".
+ * Without those, the output read back as a config file gives the same
+ * config. */
+char *config_to_json (const struct airlock_config *c);
+
+void config_free (struct airlock_config *c);
+
+/* The key reference (the tables of docs/config.md), generated from the
+ * schema; malloc'd Markdown. */
+char *config_doc_markdown (void);
+
+#endif

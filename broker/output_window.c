@@ -1,0 +1,554 @@
+/* Bounded head+tail capture of a command's output with a spill file.
+ *
+ * Bytes are decoded to code points as they arrive.  The first `limit`
+ * code points are stored in one array; once it is full, the first `head`
+ * slots stay fixed and the remaining `tail` slots become a ring holding
+ * the most recent code points.  Storing code points (not bytes) means the
+ * split can never cut a character.
+ *
+ * The spill file must hold every byte from the first one, but it is only
+ * created once the output overflows, so until then the raw bytes are kept
+ * too.  Before overflow at most `limit` code points have been produced and
+ * each consumed at most 4 bytes, plus at most 3 bytes of a pending
+ * sequence: the raw buffer never exceeds 4 * limit + 3 bytes. */
+#define _GNU_SOURCE
+#include "output_window.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define REPLACEMENT 0xfffdu
+#define SPILL_NAME "/airlock-out-XXXXXX"
+#define MIN_GROWTH 1024
+
+/* Incremental UTF-8 decoder following Unicode's table of well-formed
+ * sequences, so that each maximal invalid subpart yields one U+FFFD. */
+struct utf8_decoder
+{
+  uint32_t cp;             /* bits of the sequence gathered so far */
+  unsigned need;           /* continuation bytes still expected */
+  unsigned char lo, hi;    /* range the next continuation byte must be in */
+};
+
+struct output_window
+{
+  size_t limit, head, tail;
+  uint32_t *chars;         /* [0, head): head; [head, limit): tail ring */
+  size_t chars_cap;
+  size_t ring_next;        /* tail slot the next code point overwrites */
+  size_t total_chars, total_bytes;
+  struct utf8_decoder dec;
+
+  char *spill_dir;         /* NULL: no spill */
+  unsigned char *raw;      /* every byte fed, until the spill starts */
+  size_t raw_len, raw_cap, raw_max;
+  char *spill_path;
+  int spill_fd;
+  int spill_err;
+  bool spill_done;         /* spilling started, failed or is impossible */
+
+  bool nomem;
+  bool finished;
+};
+
+/* Decoding */
+
+/* Feed one byte; stores 0, 1 or 2 code points in out (a byte that breaks
+ * a sequence ends one U+FFFD and is then decoded on its own). */
+static inline unsigned
+utf8_step (struct utf8_decoder *d, unsigned char b, uint32_t out[2])
+{
+  unsigned n = 0;
+
+  if (d->need)
+    {
+      if (b >= d->lo && b <= d->hi)
+        {
+          d->cp = (d->cp << 6) | (b & 0x3fu);
+          d->lo = 0x80;
+          d->hi = 0xbf;
+          if (--d->need == 0)
+            out[n++] = d->cp;
+          return n;
+        }
+      d->need = 0;
+      out[n++] = REPLACEMENT;
+    }
+
+  if (b < 0x80)
+    {
+      /* NUL would end the C string render() returns. */
+      out[n++] = b ? b : REPLACEMENT;
+      return n;
+    }
+  d->lo = 0x80;
+  d->hi = 0xbf;
+  if (b >= 0xc2 && b <= 0xdf)
+    {
+      d->need = 1;
+      d->cp = b & 0x1fu;
+    }
+  else if (b >= 0xe0 && b <= 0xef)
+    {
+      d->need = 2;
+      d->cp = b & 0x0fu;
+      if (b == 0xe0)
+        d->lo = 0xa0;           /* overlong below U+0800 */
+      else if (b == 0xed)
+        d->hi = 0x9f;           /* surrogates */
+    }
+  else if (b >= 0xf0 && b <= 0xf4)
+    {
+      d->need = 3;
+      d->cp = b & 0x07u;
+      if (b == 0xf0)
+        d->lo = 0x90;           /* overlong below U+10000 */
+      else if (b == 0xf4)
+        d->hi = 0x8f;           /* above U+10FFFF */
+    }
+  else
+    out[n++] = REPLACEMENT;     /* continuation byte, C0, C1, F5..FF */
+  return n;
+}
+
+/* End of input: a sequence cut short is one maximal invalid subpart. */
+static inline bool
+utf8_finish (struct utf8_decoder *d)
+{
+  bool pending = d->need != 0;
+  d->need = 0;
+  return pending;
+}
+
+static inline size_t
+utf8_len (uint32_t c)
+{
+  return c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+}
+
+static inline char *
+utf8_put (char *p, uint32_t c)
+{
+  if (c < 0x80)
+    *p++ = (char) c;
+  else if (c < 0x800)
+    {
+      *p++ = (char) (0xc0 | (c >> 6));
+      *p++ = (char) (0x80 | (c & 0x3f));
+    }
+  else if (c < 0x10000)
+    {
+      *p++ = (char) (0xe0 | (c >> 12));
+      *p++ = (char) (0x80 | ((c >> 6) & 0x3f));
+      *p++ = (char) (0x80 | (c & 0x3f));
+    }
+  else
+    {
+      *p++ = (char) (0xf0 | (c >> 18));
+      *p++ = (char) (0x80 | ((c >> 12) & 0x3f));
+      *p++ = (char) (0x80 | ((c >> 6) & 0x3f));
+      *p++ = (char) (0x80 | (c & 0x3f));
+    }
+  return p;
+}
+
+size_t
+output_window_sanitize_utf8 (const void *in, size_t n, char **out)
+{
+  const unsigned char *s = in;
+  struct utf8_decoder d = { 0 };
+  uint32_t cps[2];
+
+  /* One byte yields at most 3 output bytes (a lone byte -> U+FFFD). */
+  *out = NULL;
+  if (n > (SIZE_MAX - 1) / 3)
+    return 0;
+  char *buf = malloc (3 * n + 1);
+  if (!buf)
+    return 0;
+  char *p = buf;
+  for (size_t i = 0; i < n; i++)
+    {
+      unsigned k = utf8_step (&d, s[i], cps);
+      for (unsigned j = 0; j < k; j++)
+        p = utf8_put (p, cps[j]);
+    }
+  if (utf8_finish (&d))
+    p = utf8_put (p, REPLACEMENT);
+  *p = '\0';
+
+  size_t len = (size_t) (p - buf);
+  char *shrunk = realloc (buf, len + 1);
+  *out = shrunk ? shrunk : buf;
+  return len;
+}
+
+/* Window */
+
+struct output_window *
+output_window_new (size_t limit_chars, const char *spill_dir)
+{
+  struct output_window *w = calloc (1, sizeof *w);
+  if (!w)
+    return NULL;
+  w->limit = limit_chars;
+  /* floor (limit * 0.4) without overflow for any size_t */
+  w->head = limit_chars / 10 * 4 + limit_chars % 10 * 4 / 10;
+  w->tail = limit_chars - w->head;
+  w->spill_fd = -1;
+  if (limit_chars > (SIZE_MAX - 3) / 4)
+    w->raw_max = SIZE_MAX;
+  else
+    w->raw_max = 4 * limit_chars + 3;
+  if (spill_dir)
+    {
+      w->spill_dir = strdup (spill_dir);
+      if (!w->spill_dir)
+        {
+          free (w);
+          return NULL;
+        }
+    }
+  else
+    w->spill_done = true;       /* nothing to keep raw bytes for */
+  return w;
+}
+
+/* Grow a buffer to hold at least `need` elements of `size` bytes,
+ * doubling but never beyond `max` elements. */
+static bool
+grow (void **buf, size_t *cap, size_t need, size_t max, size_t size)
+{
+  if (need <= *cap)
+    return true;
+  size_t c = *cap < MIN_GROWTH ? MIN_GROWTH : *cap;
+  while (c < need && c <= SIZE_MAX / 2)
+    c *= 2;
+  if (c < need)
+    c = need;
+  if (c > max)
+    c = max < need ? need : max;
+  if (c > SIZE_MAX / size)
+    return false;
+  void *p = realloc (*buf, c * size);
+  if (!p)
+    return false;
+  *buf = p;
+  *cap = c;
+  return true;
+}
+
+static inline void
+push_char (struct output_window *w, uint32_t c)
+{
+  if (w->total_chars < w->limit)
+    w->chars[w->total_chars] = c;
+  else if (w->tail)
+    {
+      w->chars[w->head + w->ring_next] = c;
+      if (++w->ring_next == w->tail)
+        w->ring_next = 0;
+    }
+  w->total_chars++;
+}
+
+static int
+write_all (int fd, const void *buf, size_t n)
+{
+  const char *p = buf;
+  while (n > 0)
+    {
+      ssize_t r = write (fd, p, n);
+      if (r < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return -errno;
+        }
+      p += r;
+      n -= (size_t) r;
+    }
+  return 0;
+}
+
+static void
+drop_raw (struct output_window *w)
+{
+  free (w->raw);
+  w->raw = NULL;
+  w->raw_len = w->raw_cap = 0;
+}
+
+/* A spill file missing bytes would claim to be the whole output: remove
+ * it and stop spilling. */
+static int
+spill_failed (struct output_window *w, int err)
+{
+  if (w->spill_fd >= 0)
+    {
+      close (w->spill_fd);
+      w->spill_fd = -1;
+    }
+  if (w->spill_path)
+    {
+      unlink (w->spill_path);
+      free (w->spill_path);
+      w->spill_path = NULL;
+    }
+  drop_raw (w);
+  w->spill_done = true;
+  if (!w->spill_err)
+    w->spill_err = err;
+  return err;
+}
+
+/* The output just overflowed: create the spill file and write what was
+ * kept, then `more` (bytes fed in this call and not yet kept). */
+static int
+spill_start (struct output_window *w, const void *more, size_t n)
+{
+  size_t dl = strlen (w->spill_dir);
+  w->spill_done = true;
+  w->spill_path = malloc (dl + sizeof SPILL_NAME);
+  if (!w->spill_path)
+    return spill_failed (w, -ENOMEM);
+  memcpy (w->spill_path, w->spill_dir, dl);
+  memcpy (w->spill_path + dl, SPILL_NAME, sizeof SPILL_NAME);
+  /* O_CLOEXEC: sandboxed children must never inherit the spill. */
+  w->spill_fd = mkostemp (w->spill_path, O_CLOEXEC);
+  if (w->spill_fd < 0)
+    {
+      int err = -errno;
+      free (w->spill_path);
+      w->spill_path = NULL;
+      return spill_failed (w, err);
+    }
+  int r = write_all (w->spill_fd, w->raw, w->raw_len);
+  if (r == 0)
+    r = write_all (w->spill_fd, more, n);
+  drop_raw (w);
+  return r ? spill_failed (w, r) : 0;
+}
+
+/* Keep, stream or spill the bytes of one feed, after they were decoded. */
+static int
+spill_bytes (struct output_window *w, const void *buf, size_t n)
+{
+  if (w->spill_fd >= 0)
+    {
+      int r = write_all (w->spill_fd, buf, n);
+      return r ? spill_failed (w, r) : 0;
+    }
+  if (w->spill_done)
+    return 0;
+  if (w->total_chars > w->limit)
+    return spill_start (w, buf, n);
+  if (n == 0)
+    return 0;
+  /* Without every byte the spill would be incomplete: give it up, the
+   * window does not need these bytes. */
+  if (!grow ((void **) &w->raw, &w->raw_cap, w->raw_len + n, w->raw_max, 1))
+    return spill_failed (w, -ENOMEM);
+  memcpy (w->raw + w->raw_len, buf, n);
+  w->raw_len += n;
+  return 0;
+}
+
+int
+output_window_feed (struct output_window *w, const void *buf, size_t n)
+{
+  if (w->finished)
+    return -EINVAL;
+  if (n == 0)
+    return 0;
+
+  /* Every code point consumes at least one byte, so this chunk cannot
+   * take the count beyond total_bytes + n. */
+  if (!w->nomem && w->chars_cap < w->limit)
+    {
+      size_t need = w->total_bytes + n;
+      if (need < w->total_bytes || need > w->limit)
+        need = w->limit;
+      if (!grow ((void **) &w->chars, &w->chars_cap, need, w->limit,
+                 sizeof *w->chars))
+        w->nomem = true;
+    }
+
+  const unsigned char *p = buf;
+  if (w->nomem)
+    {
+      /* Keep counting and spilling; only the rendered text is lost. */
+      uint32_t cps[2];
+      for (size_t i = 0; i < n; i++)
+        w->total_chars += utf8_step (&w->dec, p[i], cps);
+    }
+  else
+    for (size_t i = 0; i < n; i++)
+      {
+        unsigned char b = p[i];
+        if (b - 1u < 0x7fu && !w->dec.need)
+          push_char (w, b);     /* plain ASCII, the common case */
+        else
+          {
+            uint32_t cps[2];
+            unsigned k = utf8_step (&w->dec, b, cps);
+            for (unsigned j = 0; j < k; j++)
+              push_char (w, cps[j]);
+          }
+      }
+  w->total_bytes += n;
+
+  int r = spill_bytes (w, buf, n);
+  if (r == 0 && w->nomem)
+    r = -ENOMEM;
+  return r;
+}
+
+/* Format v with a comma every three digits; buf holds at least 27 bytes. */
+static void
+format_grouped (char *buf, size_t v)
+{
+  char rev[32];
+  size_t n = 0;
+  unsigned digits = 0;
+  do
+    {
+      if (digits && digits % 3 == 0)
+        rev[n++] = ',';
+      rev[n++] = (char) ('0' + v % 10);
+      v /= 10;
+      digits++;
+    }
+  while (v);
+  for (size_t i = 0; i < n; i++)
+    buf[i] = rev[n - 1 - i];
+  buf[n] = '\0';
+}
+
+static void
+finish (struct output_window *w)
+{
+  w->finished = true;
+  if (utf8_finish (&w->dec))
+    {
+      if (w->nomem)
+        w->total_chars++;
+      else
+        push_char (w, REPLACEMENT);
+    }
+  /* The flushed U+FFFD may be what overflows the window. */
+  if (!w->spill_done && w->total_chars > w->limit)
+    spill_start (w, NULL, 0);
+  if (w->spill_fd >= 0)
+    {
+      /* close() can be the first to report a failed write (NFS, quota). */
+      int r = close (w->spill_fd);
+      int err = -errno;
+      w->spill_fd = -1;
+      if (r < 0)
+        spill_failed (w, err);
+    }
+  drop_raw (w);
+  w->spill_done = true;
+}
+
+char *
+output_window_render (struct output_window *w, bool *truncated,
+                      size_t *total_chars)
+{
+  if (!w->finished)
+    finish (w);
+  if (truncated)
+    *truncated = w->total_chars > w->limit;
+  if (total_chars)
+    *total_chars = w->total_chars;
+  if (w->nomem)
+    return NULL;
+
+  bool cut = w->total_chars > w->limit;
+  size_t head = cut ? w->head : w->total_chars;
+  size_t tail = cut ? w->tail : 0;
+  char marker[160] = "";
+  if (cut)
+    {
+      char omitted[32], total[32];
+      format_grouped (omitted, w->total_chars - w->limit);
+      format_grouped (total, w->total_chars);
+      snprintf (marker, sizeof marker,
+                "\n\n... [OUTPUT TRUNCATED - %s chars omitted out of %s "
+                "total] ...\n\n", omitted, total);
+    }
+
+  /* Exact size first: at most 4 * limit bytes, usually far less. */
+  size_t len = strlen (marker);
+  for (size_t i = 0; i < head + tail; i++)
+    len += utf8_len (w->chars[i]);
+  char *out = malloc (len + 1);
+  if (!out)
+    return NULL;
+
+  char *p = out;
+  for (size_t i = 0; i < head; i++)
+    p = utf8_put (p, w->chars[i]);
+  if (cut)
+    {
+      size_t ml = strlen (marker);
+      memcpy (p, marker, ml);
+      p += ml;
+      /* Oldest tail code point first: the one the ring overwrites next. */
+      for (size_t i = w->ring_next; i < tail; i++)
+        p = utf8_put (p, w->chars[w->head + i]);
+      for (size_t i = 0; i < w->ring_next; i++)
+        p = utf8_put (p, w->chars[w->head + i]);
+    }
+  *p = '\0';
+  return out;
+}
+
+size_t
+output_window_total_bytes (const struct output_window *w)
+{
+  return w->total_bytes;
+}
+
+const char *
+output_window_spill_path (const struct output_window *w)
+{
+  return w->spill_path;
+}
+
+int
+output_window_spill_error (const struct output_window *w)
+{
+  return w->spill_err;
+}
+
+size_t
+output_window_memory (const struct output_window *w)
+{
+  size_t m = sizeof *w + w->chars_cap * sizeof *w->chars + w->raw_cap;
+  if (w->spill_dir)
+    m += strlen (w->spill_dir) + 1;
+  if (w->spill_path)
+    m += strlen (w->spill_path) + 1;
+  return m;
+}
+
+void
+output_window_free (struct output_window *w)
+{
+  if (!w)
+    return;
+  if (w->spill_fd >= 0)
+    close (w->spill_fd);
+  free (w->chars);
+  free (w->raw);
+  free (w->spill_dir);
+  free (w->spill_path);
+  free (w);
+}
