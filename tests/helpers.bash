@@ -6,6 +6,8 @@
 #   WORK           a 0755 workspace owned by TEST_USER (cwd of as_user)
 #   PROBE          airlock-probe, inside WORK so the sandbox sees it
 #   HOSTILE        airlock-hostile (runs outside the sandbox)
+#   SESSION_DRIVER airlock-session-driver (one local session, see its source)
+#   AIRLOCK_SUPERVISOR the installed airlock-supervisor
 #   HELPER_CONF    the helper.conf path compiled into this build
 #   T              the private test prefix (root-owned, 0755)
 

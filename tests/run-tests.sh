@@ -12,8 +12,8 @@ ROOT=$(pwd)
 BUILDDIR=${BUILDDIR:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 MODES=${MODES:-unprivileged setuid caps}
-SUITES=${SUITES:-sandbox run limits hostile install}
-ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile}
+SUITES=${SUITES:-sandbox run limits hostile session install}
+ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile session}
 
 if [ "$(id -u)" != 0 ]; then
   echo "tests/run-tests.sh: run as root (sudo make check): it creates the test" \
@@ -88,6 +88,7 @@ WORK="$T/work"
 mkdir -p "$WORK/.tools"
 install -m 0755 "$BUILDDIR/airlock-probe" "$WORK/.tools/airlock-probe"
 install -m 0755 "$BUILDDIR/airlock-hostile" "$T/airlock-hostile"
+install -m 0755 "$BUILDDIR/airlock-session-driver" "$T/airlock-session-driver"
 chown -R "$TEST_USER" "$WORK"
 
 # A busybox root for --rootfs, owned by the test user.
@@ -99,11 +100,13 @@ chown -R "$TEST_USER" "$ROOTFS"
 
 export T WORK ROOTFS TEST_USER OTHER_USER
 export PROBE="$WORK/.tools/airlock-probe" HOSTILE="$T/airlock-hostile"
+export SESSION_DRIVER="$T/airlock-session-driver"
 export HELPER_CONF="$T/etc/airlock/helper.conf"
 
 run_suites () { # label, prefix, modes
   local label=$1 prefix=$2 modes=$3 mode suite
   export AIRLOCK="$prefix/bin/airlock"
+  export AIRLOCK_SUPERVISOR="$prefix/libexec/airlock/airlock-supervisor"
   for mode in $modes; do
     export MODE=$mode
     case $mode in
