@@ -37,7 +37,7 @@ NL_PKGS     := libnl-3.0 libnl-route-3.0
 
 HELPER_SRCS := $(wildcard helper/*.c)
 BACKEND_SRCS := backends/local.c backends/local_session.c backends/supervisor_protocol.c
-BROKER_SRCS := $(wildcard broker/*.c) $(BACKEND_SRCS) helper/protocol.c
+BROKER_SRCS := broker/airlock.c broker/run_command.c $(BACKEND_SRCS) helper/protocol.c
 SUPERVISOR_SRCS := backends/supervisor.c backends/supervisor_protocol.c helper/protocol.c
 
 HELPER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/%.o,$(HELPER_SRCS))

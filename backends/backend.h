@@ -14,7 +14,8 @@ struct backend_session;
 
 enum backend_event_type {
   BACKEND_STARTED, /* job, pid */
-  BACKEND_OUTPUT,  /* job, stream (1 stdout, 2 stderr), data, len */
+  BACKEND_OUTPUT,  /* job, stream (1 stdout, 2 stderr, 3 metadata from the
+                      shell wrapper on the job's fd 3), data, len */
   BACKEND_EXITED,  /* job, exit_code or signal (>0): its output is complete */
   BACKEND_ERROR,   /* job (0: the session), message */
 };

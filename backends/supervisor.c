@@ -37,7 +37,7 @@
 struct job {
   uint32_t id;    /* 0: free slot */
   pid_t leader;   /* 0 once reaped */
-  int out_fd, err_fd, in_fd, ctl_fd, status_fd;
+  int out_fd, err_fd, meta_fd, in_fd, ctl_fd, status_fd;
   bool exited, reported;
   int wait_status;
   long long drain_until_ms;
@@ -152,13 +152,16 @@ signal_tree (int sig)
     }
 }
 
+/* fds 0-2 are the job's stdio; fd 3 is its metadata channel (stream 3),
+ * where the session's shell wrapper reports the working directory. */
 static noreturn void
-exec_job (const struct sup_msg *m, int in_fd, int out_fd, int err_fd)
+exec_job (const struct sup_msg *m, const int fds[4])
 {
   setsid ();
-  if (dup2 (in_fd, 0) < 0 || dup2 (out_fd, 1) < 0 || dup2 (err_fd, 2) < 0)
-    _exit (126);
-  close_range (3, ~0U, 0);
+  for (int i = 0; i < 4; i++)
+    if (fds[i] != i && dup2 (fds[i], i) < 0)
+      _exit (126);
+  close_range (4, ~0U, 0);
   sigset_t none;
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
@@ -177,17 +180,22 @@ exec_job (const struct sup_msg *m, int in_fd, int out_fd, int err_fd)
 }
 
 static noreturn void
-leader_main (const struct sup_msg *m, int in_fd, int out_fd, int err_fd,
-             int ctl_fd, int status_fd)
+leader_main (const struct sup_msg *m, int fds[4], int ctl_fd, int status_fd)
 {
   prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  /* Above fd 3, so that placing the job's four fds overwrites none. */
+  for (int i = 0; i < 4; i++)
+    {
+      int moved = fcntl (fds[i], F_DUPFD_CLOEXEC, 10);
+      close (fds[i]);
+      fds[i] = moved;
+    }
   pid_t cmd = fork ();
   if (cmd == 0)
-    exec_job (m, in_fd, out_fd, err_fd);
-  close (in_fd);
-  close (out_fd);
-  close (err_fd);
+    exec_job (m, fds);
+  for (int i = 0; i < 4; i++)
+    close (fds[i]);
   if (cmd < 0)
     _exit (126);
   sigset_t chld;
@@ -252,11 +260,11 @@ spawn (const struct sup_msg *m)
   struct job *j = find_job (0);
   if (!j)
     return send_error (m->job, "too many jobs (%s)", "256");
-  int in[2] = { -1, -1 }, out[2], err[2], ctl[2], st[2];
+  int in[2] = { -1, -1 }, out[2], err[2], meta[2], ctl[2], st[2];
   if (m->stdin_mode ? pipe2 (in, O_CLOEXEC) : (in[0] = open ("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
     return send_error (m->job, "stdin: %s", strerror (errno));
-  if (pipe2 (out, O_CLOEXEC) || pipe2 (err, O_CLOEXEC) || pipe2 (ctl, O_CLOEXEC)
-      || pipe2 (st, O_CLOEXEC))
+  if (pipe2 (out, O_CLOEXEC) || pipe2 (err, O_CLOEXEC) || pipe2 (meta, O_CLOEXEC)
+      || pipe2 (ctl, O_CLOEXEC) || pipe2 (st, O_CLOEXEC))
     return send_error (m->job, "pipe: %s", strerror (errno));
   pid_t leader = fork ();
   if (leader == 0)
@@ -266,18 +274,21 @@ spawn (const struct sup_msg *m)
         close (in[1]);
       close (out[0]);
       close (err[0]);
+      close (meta[0]);
       close (ctl[1]);
       close (st[0]);
-      leader_main (m, in[0], out[1], err[1], ctl[0], st[1]);
+      int fds[4] = { in[0], out[1], err[1], meta[1] };
+      leader_main (m, fds, ctl[0], st[1]);
     }
   close (in[0]);
   close (out[1]);
   close (err[1]);
+  close (meta[1]);
   close (ctl[0]);
   close (st[1]);
   *j = (struct job){ .id = m->job, .leader = leader, .out_fd = out[0],
-                     .err_fd = err[0], .in_fd = in[1], .ctl_fd = ctl[1],
-                     .status_fd = st[0] };
+                     .err_fd = err[0], .meta_fd = meta[0], .in_fd = in[1],
+                     .ctl_fd = ctl[1], .status_fd = st[0] };
   if (j->in_fd >= 0)
     fcntl (j->in_fd, F_SETFL, O_NONBLOCK);
   if (leader < 0)
@@ -382,10 +393,12 @@ maybe_report_exit (struct job *j)
 {
   if (!j->exited || j->reported)
     return;
-  if ((j->out_fd >= 0 || j->err_fd >= 0) && now_ms () < j->drain_until_ms)
+  if ((j->out_fd >= 0 || j->err_fd >= 0 || j->meta_fd >= 0)
+      && now_ms () < j->drain_until_ms)
     return;
   close_fd (&j->out_fd);
   close_fd (&j->err_fd);
+  close_fd (&j->meta_fd);
   close_fd (&j->in_fd);
   sup_begin (&out_msg, SUP_EXITED);
   sup_put_u32 (&out_msg, SUP_F_JOB, j->id);
@@ -454,8 +467,8 @@ main (void)
 
   for (;;)
     {
-      struct pollfd p[2 + 4 * SUP_MAX_JOBS];
-      struct job *owner[2 + 4 * SUP_MAX_JOBS];
+      struct pollfd p[2 + 5 * SUP_MAX_JOBS];
+      struct job *owner[2 + 5 * SUP_MAX_JOBS];
       size_t n = 0;
       p[n] = (struct pollfd){ .fd = CONTROL_FD, .events = POLLIN };
       owner[n++] = NULL;
@@ -467,12 +480,12 @@ main (void)
           struct job *j = &jobs[i];
           if (!j->id)
             continue;
-          int fds[4] = { j->out_fd, j->err_fd, j->status_fd,
+          int fds[5] = { j->out_fd, j->err_fd, j->meta_fd, j->status_fd,
                          j->pending_len ? j->in_fd : -1 };
-          for (int k = 0; k < 4; k++)
+          for (int k = 0; k < 5; k++)
             if (fds[k] >= 0)
               {
-                p[n] = (struct pollfd){ .fd = fds[k], .events = k == 3 ? POLLOUT : POLLIN };
+                p[n] = (struct pollfd){ .fd = fds[k], .events = k == 4 ? POLLOUT : POLLIN };
                 owner[n++] = j;
               }
           if (j->exited && !j->reported)
@@ -510,6 +523,8 @@ main (void)
             forward_output (j, &j->out_fd, 1);
           else if (j && p[i].fd == j->err_fd)
             forward_output (j, &j->err_fd, 2);
+          else if (j && p[i].fd == j->meta_fd)
+            forward_output (j, &j->meta_fd, 3);
           else if (j && p[i].fd == j->in_fd)
             feed_stdin (j);
           else if (j && p[i].fd == j->status_fd)

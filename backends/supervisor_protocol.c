@@ -143,8 +143,8 @@ store (struct sup_msg *m, size_t *used, const struct al_field *f,
       break;
     case SUP_F_PID: m->pid = u; break;
     case SUP_F_STREAM:
-      if (u != 1 && u != 2)
-        FAIL ("stream is not 1 or 2");
+      if (u < 1 || u > 3)
+        FAIL ("stream is not 1, 2 or 3");
       m->stream = u;
       break;
     case SUP_F_EXIT_CODE:

@@ -39,7 +39,8 @@ enum sup_field_type {
   SUP_F_EOF = 7,       /* u32 0/1 */
   SUP_F_SIGNAL = 8,    /* u32 1..64 */
   SUP_F_PID = 9,       /* u32 */
-  SUP_F_STREAM = 10,   /* u32 1: stdout, 2: stderr */
+  SUP_F_STREAM = 10,   /* u32 1: stdout, 2: stderr, 3: the job's fd 3,
+                          metadata from the session's shell wrapper */
   SUP_F_EXIT_CODE = 11,/* u32 0..255 */
   SUP_F_MESSAGE = 12,  /* string */
   SUP_F_LAST_ = SUP_F_MESSAGE,
