@@ -86,10 +86,19 @@ $(BUILDDIR)/airlock-session-driver: tests/session_driver.c $(BACKEND_SRCS) helpe
 	$(CC) $(BASE_CFLAGS) -Ibackends -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' -o $@ \
 	  tests/session_driver.c $(BACKEND_SRCS) helper/protocol.c $(LDHARDEN)
 
-$(BUILDDIR)/test_protocol: tests/unit/test_protocol.c helper/protocol.c helper/protocol.h Makefile
+# Unit tests (cmocka), always with ASan+UBSan: test_X tests the module(s)
+# listed for it.
+UNIT_TESTS := protocol output_window config
+UNIT_SRCS_protocol := helper/protocol.c
+UNIT_SRCS_output_window := broker/output_window.c
+UNIT_SRCS_config := broker/config.c
+UNIT_CFLAGS := -std=gnu11 $(WARN) -O1 -g -fsanitize=address,undefined \
+               -fno-sanitize-recover=undefined -Ihelper -Ibroker -Ibackends
+.SECONDEXPANSION:
+$(BUILDDIR)/test_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) $(wildcard helper/*.h broker/*.h) Makefile
 	@mkdir -p $(BUILDDIR)
-	$(CC) -std=gnu11 $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	  -Ihelper -o $@ tests/unit/test_protocol.c helper/protocol.c $(shell $(PKG) --cflags --libs cmocka)
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_SRCS_$*) \
+	  $(shell $(PKG) --cflags --libs cmocka $(BROKER_PKGS))
 
 $(BUILDDIR)/make_seeds: fuzz/make_seeds.c helper/protocol.c Makefile
 	@mkdir -p $(BUILDDIR)
@@ -113,7 +122,8 @@ fuzz: $(foreach f,$(FUZZERS),$(BUILDDIR)/fuzz_$(f)) $(BUILDDIR)/make_seeds
 	done
 
 # ---- tests ----
-TEST_TOOLS := $(BUILDDIR)/airlock-probe $(BUILDDIR)/airlock-hostile $(BUILDDIR)/test_protocol \
+TEST_TOOLS := $(BUILDDIR)/airlock-probe $(BUILDDIR)/airlock-hostile \
+              $(foreach t,$(UNIT_TESTS),$(BUILDDIR)/test_$(t)) \
               $(BUILDDIR)/airlock-session-driver \
               $(BUILDDIR)/fuzz_protocol $(BUILDDIR)/make_seeds
 

@@ -219,13 +219,14 @@ output_window_new (size_t limit_chars, const char *spill_dir)
   return w;
 }
 
-/* Grow a buffer to hold at least `need` elements of `size` bytes,
- * doubling but never beyond `max` elements. */
-static bool
-grow (void **buf, size_t *cap, size_t need, size_t max, size_t size)
+/* Grow buf to hold at least `need` elements of `size` bytes, doubling but
+ * never beyond `max` elements.  Returns the buffer, or NULL (buf is then
+ * left as it was). */
+static void *
+grow (void *buf, size_t *cap, size_t need, size_t max, size_t size)
 {
   if (need <= *cap)
-    return true;
+    return buf;
   size_t c = *cap < MIN_GROWTH ? MIN_GROWTH : *cap;
   while (c < need && c <= SIZE_MAX / 2)
     c *= 2;
@@ -234,13 +235,11 @@ grow (void **buf, size_t *cap, size_t need, size_t max, size_t size)
   if (c > max)
     c = max < need ? need : max;
   if (c > SIZE_MAX / size)
-    return false;
-  void *p = realloc (*buf, c * size);
-  if (!p)
-    return false;
-  *buf = p;
-  *cap = c;
-  return true;
+    return NULL;
+  void *p = realloc (buf, c * size);
+  if (p)
+    *cap = c;
+  return p;
 }
 
 static inline void
@@ -352,8 +351,11 @@ spill_bytes (struct output_window *w, const void *buf, size_t n)
     return 0;
   /* Without every byte the spill would be incomplete: give it up, the
    * window does not need these bytes. */
-  if (!grow ((void **) &w->raw, &w->raw_cap, w->raw_len + n, w->raw_max, 1))
+  unsigned char *raw = grow (w->raw, &w->raw_cap, w->raw_len + n,
+                             w->raw_max, 1);
+  if (!raw)
     return spill_failed (w, -ENOMEM);
+  w->raw = raw;
   memcpy (w->raw + w->raw_len, buf, n);
   w->raw_len += n;
   return 0;
@@ -374,8 +376,11 @@ output_window_feed (struct output_window *w, const void *buf, size_t n)
       size_t need = w->total_bytes + n;
       if (need < w->total_bytes || need > w->limit)
         need = w->limit;
-      if (!grow ((void **) &w->chars, &w->chars_cap, need, w->limit,
-                 sizeof *w->chars))
+      uint32_t *chars = grow (w->chars, &w->chars_cap, need, w->limit,
+                              sizeof *w->chars);
+      if (chars)
+        w->chars = chars;
+      else
         w->nomem = true;
     }
 

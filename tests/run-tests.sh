@@ -50,11 +50,16 @@ result () {
 
 section () { printf '\n== %s\n' "$*"; }
 
-# ---- 1. Wire protocol unit tests (cmocka, built with ASan+UBSan) ----
-section "protocol unit tests"
-CMOCKA_MESSAGE_OUTPUT=TAP "$BUILDDIR/test_protocol" > "$T/unit.tap" 2>&1
-cat "$T/unit.tap" | grep -E '^(not ok|ok|1\.\.)' | tail -n 3
-tally unit "$T/unit.tap"
+# ---- 1. Unit tests (cmocka, built with ASan+UBSan) ----
+for unit in "$BUILDDIR"/test_*; do
+  name=${unit##*/test_}
+  section "unit tests: $name"
+  case $unit in /*) ;; *) unit=$ROOT/$unit ;; esac
+  (cd "$T" && CMOCKA_MESSAGE_OUTPUT=TAP "$unit") > "$T/unit.tap" 2>&1
+  grep -E '^not ok' -A 3 "$T/unit.tap" | head -n 20
+  printf '%s\n' "$(grep -c '^ok' "$T/unit.tap") ok, $(grep -c '^not ok' "$T/unit.tap") not ok"
+  tally "unit $name" "$T/unit.tap"
+done
 
 # ---- 2. Fuzz smoke run (libFuzzer, ASan+UBSan) ----
 section "fuzz smoke run: ${FUZZ_SECONDS}s per harness"
