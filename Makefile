@@ -56,7 +56,8 @@ $(BUILDDIR)/obj/helper/%.o: helper/%.c $(wildcard helper/*.h) Makefile
 $(BUILDDIR)/obj/broker-%.o: %.c $(wildcard helper/protocol.h broker/*.h backends/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -Ibroker -Ibackends $(shell $(PKG) --cflags $(BROKER_PKGS)) \
-	  -DHELPER_PATH='"$(HELPER_PATH)"' -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' -c $< -o $@
+	  -DHELPER_PATH='"$(HELPER_PATH)"' -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' \
+	  -DAIRLOCK_SYSTEM_CONFIG='"$(SYSCONFDIR)/airlock/config.json"' -c $< -o $@
 
 $(BUILDDIR)/airlock-helper: $(HELPER_OBJS)
 	$(CC) $(LDHARDEN) -o $@ $^ $(shell $(PKG) --libs $(HELPER_PKGS)) -ldl

@@ -24,6 +24,9 @@
 #define MAX_FILE_BYTES (1024 * 1024)
 /* Characters of an offending value quoted in a message. */
 #define GOT_MAX 60
+/* Items of a list or map: far above any real use, and it keeps the
+ * duplicate check of a map cheap. */
+#define MAX_ITEMS 1024
 
 /* ---- allocation: the broker cannot do anything useful without memory ---- */
 
@@ -192,7 +195,8 @@ ok_capability (char *s)
 static bool
 ok_url (char *s)
 {
-  return (!strncmp (s, "https://", 8) && s[8]) || (!strncmp (s, "http://", 7) && s[7]);
+  return (!strncmp (s, "https://", 8) && s[8])
+         || (!strncmp (s, "http://", 7) && s[7]);
 }
 
 /* Values that end up in an argv (ssh, apptainer): a leading '-' would be
@@ -208,10 +212,12 @@ ok_argv_word (char *s)
   return true;
 }
 
-static const struct check SIZE = { ok_size, "a size like 512M or 2G", "size" };
+static const struct check SIZE
+    = { ok_size, "a size like 512M or 2G", "size" };
 static const struct check CPUS
     = { ok_cpus, "a number of CPUs like 0.5 or 2", "decimal number" };
-static const struct check ABS_PATH = { ok_abs_path, "an absolute path", "path" };
+static const struct check ABS_PATH
+    = { ok_abs_path, "an absolute path", "path" };
 static const struct check BIND
     = { ok_bind, "SOURCE[:DEST] with absolute paths", "SOURCE[:DEST]" };
 static const struct check APPTAINER_BIND
@@ -223,10 +229,13 @@ static const struct check VOLUME
 static const struct check VAR_NAME
     = { ok_var_name, "a variable name like FOO_BAR", "variable name" };
 static const struct check CAPABILITY
-    = { ok_capability, "a capability name like NET_ADMIN", "capability" };
-static const struct check URL = { ok_url, "an http:// or https:// URL", "URL" };
+    = { ok_capability, "a capability name like NET_ADMIN",
+        "capability name" };
+static const struct check URL
+    = { ok_url, "an http:// or https:// URL", "URL" };
 static const struct check ARGV_WORD
-    = { ok_argv_word, "a non-empty name without spaces, not starting with -", "name" };
+    = { ok_argv_word, "a non-empty name without spaces, not starting with -",
+        "no spaces, no leading -" };
 
 /* ---- the schema ---- */
 
@@ -262,7 +271,8 @@ struct cfg_key
 
 static const char *const backends[]
     = { "local", "docker", "ssh", "singularity", "modal", "daytona", NULL };
-static const char *const local_networks[] = { "loopback", "none", "host", NULL };
+static const char *const local_networks[]
+    = { "loopback", "none", "host", NULL };
 static const char *const modal_modes[] = { "auto", "direct", "managed", NULL };
 
 #define DAY 86400LL
@@ -273,108 +283,134 @@ static const struct cfg_key keys[] = {
   { .key = "backend", .type = T_ENUM, .sdef = "local", .choices = backends,
     .doc = "Where commands run: the execution backend." },
 
-  { .key = "session.idle_timeout", .type = T_INT, .idef = 300, .min = 1, .max = 30 * DAY,
-    .doc = "Seconds a session may stay idle before it is stopped and its sandbox removed." },
+  { .key = "session.idle_timeout", .type = T_INT,
+    .idef = 300, .min = 1, .max = 30 * DAY,
+    .doc = "Seconds a session may stay idle before it is stopped and its "
+           "sandbox removed." },
   { .key = "exec.timeout", .type = T_INT, .idef = 180, .min = 1, .max = DAY,
-    .doc = "Seconds a command may run unless the caller says otherwise; then its whole "
-           "process tree is killed and it exits 124." },
-  { .key = "exec.max_output_chars", .type = T_INT, .idef = 50000, .min = 1000,
-    .max = 100000000,
-    .doc = "Characters of a command's output returned inline, as a head and a tail; the "
-           "full output is kept in a spill file." },
-  { .key = "jobs.finished_ttl", .type = T_INT, .idef = 1800, .min = 0, .max = 30 * DAY,
-    .doc = "Seconds the status and log of a finished background job are kept." },
+    .doc = "Seconds a command may run unless the caller says otherwise; "
+           "then its whole process tree is killed and it exits 124." },
+  { .key = "exec.max_output_chars", .type = T_INT,
+    .idef = 50000, .min = 1000, .max = 100000000,
+    .doc = "Characters of a command's output returned inline, as a head "
+           "and a tail; the full output is kept in a spill file." },
+  { .key = "jobs.finished_ttl", .type = T_INT,
+    .idef = 1800, .min = 0, .max = 30 * DAY,
+    .doc = "Seconds the status and log of a finished background job are "
+           "kept." },
 
-  { .key = "local.network", .type = T_ENUM, .sdef = "loopback", .choices = local_networks,
-    .doc = "loopback: the sandbox's own network namespace with only `lo`; none: no "
-           "network at all; host: the host's network, only where helper.conf allows it." },
+  { .key = "local.network", .type = T_ENUM, .sdef = "loopback",
+    .choices = local_networks,
+    .doc = "loopback: the sandbox's own network namespace with only `lo`; "
+           "none: no network at all; host: the host's network, only where "
+           "helper.conf allows it." },
   { .key = "local.memory", .type = T_STRING, .check = &SIZE,
-    .doc = "Memory limit (K, M, G, T: powers of 1024); unset: helper.conf's default." },
+    .doc = "Memory limit (K, M, G, T: powers of 1024); unset: helper.conf's "
+           "default." },
   { .key = "local.pids", .type = T_INT, .idef = 0, .min = 0, .max = 1000000,
     .doc = "Limit on the number of processes; 0: helper.conf's default." },
-  { .key = "local.rootfs", .type = T_STRING, .check = &ABS_PATH, .flags = F_TILDE,
-    .doc = "A directory you own holding an unpacked image, used as `/`; unset: the "
-           "host's system directories, read-only." },
+  { .key = "local.rootfs", .type = T_STRING, .check = &ABS_PATH,
+    .flags = F_TILDE,
+    .doc = "A directory you own holding an unpacked image, used as `/`; "
+           "unset: the host's system directories, read-only." },
   { .key = "local.binds", .type = T_LIST, .check = &BIND, .flags = F_TILDE,
-    .doc = "Host paths visible read-write in the sandbox, at DEST (default: the same path)." },
-  { .key = "local.ro_binds", .type = T_LIST, .check = &BIND, .flags = F_TILDE,
-    .doc = "Host paths visible read-only in the sandbox, at DEST (default: the same path)." },
+    .doc = "Host paths visible read-write in the sandbox, at DEST (default: "
+           "the same path)." },
+  { .key = "local.ro_binds", .type = T_LIST, .check = &BIND,
+    .flags = F_TILDE,
+    .doc = "Host paths visible read-only in the sandbox, at DEST (default: "
+           "the same path)." },
 
   { .key = "docker.image", .type = T_STRING, .sdef = "debian:bookworm-slim",
     .doc = "Image of the session container; it must contain `bash`." },
   { .key = "docker.network", .type = T_BOOL, .bdef = true,
-    .doc = "Whether the container has a network; false: network mode `none`." },
+    .doc = "Whether the container has a network; false: network mode "
+           "`none`." },
   { .key = "docker.memory", .type = T_STRING, .check = &SIZE,
     .doc = "Memory limit (K, M, G, T: powers of 1024); unset: none." },
   { .key = "docker.cpus", .type = T_STRING, .check = &CPUS,
     .doc = "CPU limit, as a string (\"1.5\"); unset: none." },
-  { .key = "docker.pids_limit", .type = T_INT, .idef = 256, .min = 1, .max = 1000000,
+  { .key = "docker.pids_limit", .type = T_INT,
+    .idef = 256, .min = 1, .max = 1000000,
     .doc = "Limit on the number of processes in the container." },
   { .key = "docker.user", .type = T_STRING,
-    .doc = "User the container runs as (NAME, UID or UID:GID); unset: the image's." },
+    .doc = "User the container runs as (NAME, UID or UID:GID); unset: the "
+           "image's." },
   { .key = "docker.cap_add", .type = T_LIST, .check = &CAPABILITY,
     .doc = "Capabilities added back after all are dropped (upper-cased)." },
-  { .key = "docker.volumes", .type = T_LIST, .check = &VOLUME, .flags = F_TILDE,
-    .doc = "Volumes: SOURCE is a host path or a named volume.  A host path lets the "
-           "container reach the host, which the approval gate takes into account." },
-  { .key = "docker.env", .type = T_MAP, .check_key = &VAR_NAME, .flags = F_HIDE,
-    .doc = "Environment variables set in the container; `airlock config show` hides "
-           "the values." },
+  { .key = "docker.volumes", .type = T_LIST, .check = &VOLUME,
+    .flags = F_TILDE,
+    .doc = "Volumes: SOURCE is a host path or a named volume.  A host path "
+           "lets the container reach the host, which the approval gate "
+           "takes into account." },
+  { .key = "docker.env", .type = T_MAP, .check_key = &VAR_NAME,
+    .flags = F_HIDE,
+    .doc = "Environment variables set in the container; `airlock config "
+           "show` hides the values." },
   { .key = "docker.forward_env", .type = T_LIST, .check = &VAR_NAME,
-    .doc = "Names of environment variables passed from the caller into the container." },
+    .doc = "Names of environment variables passed from the caller into the "
+           "container." },
   { .key = "docker.socket", .type = T_STRING, .sdef = "/var/run/docker.sock",
     .check = &ABS_PATH, .flags = F_TILDE,
     .doc = "The Docker Engine API's unix socket." },
   { .key = "docker.pull", .type = T_BOOL, .bdef = true,
     .doc = "Pull the image when it is not present." },
   { .key = "docker.allow_docker_socket", .type = T_BOOL, .bdef = false,
-    .doc = "Allow a volume that exposes the Docker socket in the container (that is "
-           "root on the host)." },
+    .doc = "Allow a volume that exposes the Docker socket in the container "
+           "(that is root on the host)." },
 
   { .key = "ssh.host", .type = T_STRING, .check = &ARGV_WORD,
     .doc = "Remote host name or address; the ssh backend needs it." },
   { .key = "ssh.user", .type = T_STRING, .check = &ARGV_WORD,
-    .doc = "Remote user; unset: ssh's choice (`~/.ssh/config`, else your user name)." },
+    .doc = "Remote user; unset: ssh's choice (`~/.ssh/config`, else your "
+           "user name)." },
   { .key = "ssh.port", .type = T_INT, .idef = 22, .min = 1, .max = 65535,
     .doc = "Remote port." },
   { .key = "ssh.key", .type = T_STRING, .check = &ABS_PATH, .flags = F_TILDE,
     .doc = "Private key file; unset: ssh's default keys and agent." },
-  { .key = "ssh.control_persist", .type = T_INT, .idef = 300, .min = 1, .max = DAY,
+  { .key = "ssh.control_persist", .type = T_INT,
+    .idef = 300, .min = 1, .max = DAY,
     .doc = "Seconds the shared connection stays open after its last use." },
-  { .key = "ssh.remote_dir", .type = T_STRING, .sdef = ".airlock", .check = &ARGV_WORD,
-    .doc = "Remote directory of airlock's job directories; relative to the remote "
-           "login directory unless absolute." },
-
-  { .key = "singularity.image", .type = T_STRING, .sdef = "docker://debian:bookworm-slim",
+  { .key = "ssh.remote_dir", .type = T_STRING, .sdef = ".airlock",
     .check = &ARGV_WORD,
-    .doc = "Image: a `.sif` file, a sandbox directory or a `docker://` reference." },
+    .doc = "Remote directory of airlock's job directories; relative to the "
+           "remote login directory unless absolute." },
+
+  { .key = "singularity.image", .type = T_STRING,
+    .sdef = "docker://debian:bookworm-slim", .check = &ARGV_WORD,
+    .doc = "Image: a `.sif` file, a sandbox directory or a `docker://` "
+           "reference." },
   { .key = "singularity.executable", .type = T_STRING, .check = &ARGV_WORD,
-    .doc = "Program to run; unset: `apptainer`, else `singularity`, from PATH." },
-  { .key = "singularity.bind", .type = T_LIST, .check = &APPTAINER_BIND, .flags = F_TILDE,
+    .doc = "Program to run; unset: `apptainer`, else `singularity`, from "
+           "PATH." },
+  { .key = "singularity.bind", .type = T_LIST, .check = &APPTAINER_BIND,
+    .flags = F_TILDE,
     .doc = "Host paths bound into the instance." },
 
-  { .key = "modal.mode", .type = T_ENUM, .sdef = "auto", .choices = modal_modes,
-    .doc = "direct: your own Modal credentials; managed: through the managed tool "
-           "gateway; auto: managed when available, else direct.  With neither, creating "
-           "a session fails." },
+  { .key = "modal.mode", .type = T_ENUM, .sdef = "auto",
+    .choices = modal_modes,
+    .doc = "direct: your own Modal credentials; managed: through the "
+           "managed tool gateway; auto: managed when available, else "
+           "direct.  With neither, creating a session fails." },
   { .key = "modal.image", .type = T_STRING, .sdef = "debian:bookworm-slim",
     .doc = "Registry image of the sandbox, or a saved image id (`im-...`)." },
   { .key = "modal.app", .type = T_STRING, .sdef = "airlock",
     .doc = "Modal app the sandboxes belong to." },
-  { .key = "modal.timeout", .type = T_INT, .idef = 3600, .min = 60, .max = DAY,
+  { .key = "modal.timeout", .type = T_INT, .idef = 3600, .min = 60,
+    .max = DAY,
     .doc = "Seconds a Modal sandbox may live at most." },
 
-  { .key = "daytona.api_url", .type = T_STRING, .sdef = "https://app.daytona.io/api",
-    .check = &URL,
+  { .key = "daytona.api_url", .type = T_STRING,
+    .sdef = "https://app.daytona.io/api", .check = &URL,
     .doc = "Daytona API endpoint." },
   { .key = "daytona.image", .type = T_STRING, .sdef = "debian:bookworm-slim",
     .doc = "Image of the sandbox." },
   { .key = "daytona.target", .type = T_STRING,
     .doc = "Region, e.g. `us`; unset: the organization's default." },
-  { .key = "daytona.api_key_env", .type = T_STRING, .sdef = "DAYTONA_API_KEY",
-    .check = &VAR_NAME,
-    .doc = "Name of the environment variable holding the API key; the key itself is "
-           "never in the config." },
+  { .key = "daytona.api_key_env", .type = T_STRING,
+    .sdef = "DAYTONA_API_KEY", .check = &VAR_NAME,
+    .doc = "Name of the environment variable holding the API key; the key "
+           "itself is never in the config." },
 };
 
 #define N_KEYS (sizeof keys / sizeof keys[0])
@@ -466,7 +502,8 @@ value_default (const struct cfg_key *k, struct cfg_value *v)
 
 /* Takes nv; the origin is copied. */
 static void
-value_set (struct airlock_config *c, size_t i, struct cfg_value *nv, const char *origin)
+value_set (struct airlock_config *c, size_t i, struct cfg_value *nv,
+           const char *origin)
 {
   value_free (&c->v[i]);
   c->v[i] = *nv;
@@ -547,7 +584,8 @@ static char *
 finish_string (const struct cfg_key *k, char *s, char **problem)
 {
   char *v = s;
-  if ((k->flags & F_TILDE) && s[0] == '~' && (s[1] == '\0' || s[1] == '/' || s[1] == ':'))
+  if ((k->flags & F_TILDE) && s[0] == '~'
+      && (s[1] == '\0' || s[1] == '/' || s[1] == ':'))
     {
       const char *home = home_dir ();
       if (!home)
@@ -599,8 +637,10 @@ list_from_json (const struct cfg_key *k, const cJSON *j, struct cfg_value *out)
   cJSON_ArrayForEach (item, j)
     if (!cJSON_IsString (item))
       return expected ("a list of strings", got_json (j));
-
   size_t n = (size_t) cJSON_GetArraySize (j), idx = 0;
+  if (n > MAX_ITEMS)
+    return xasprintf ("more than %d items", MAX_ITEMS);
+
   out->list = xcalloc (n + 1, sizeof *out->list);
   cJSON_ArrayForEach (item, j)
     {
@@ -626,8 +666,10 @@ map_from_json (const struct cfg_key *k, const cJSON *j, struct cfg_value *out)
   cJSON_ArrayForEach (item, j)
     if (!cJSON_IsString (item))
       return expected ("an object with string values", got_json (j));
-
   size_t n = (size_t) cJSON_GetArraySize (j), idx = 0;
+  if (n > MAX_ITEMS)
+    return xasprintf ("more than %d items", MAX_ITEMS);
+
   out->list = xcalloc (n + 1, sizeof *out->list);
   cJSON_ArrayForEach (item, j)
     {
@@ -735,15 +777,18 @@ value_from_env (const struct cfg_key *k, const char *s, struct cfg_value *out)
         char *end;
         errno = 0;
         long long v = strtoll (s, &end, 10);
-        if (!isdigit ((unsigned char) *p) || *end || errno || v < k->min || v > k->max)
+        if (!isdigit ((unsigned char) *p) || *end || errno || v < k->min
+            || v > k->max)
           return int_problem (k, got_string (s));
         out->i = v;
         return NULL;
       }
     case T_BOOL:
-      if (!strcasecmp (s, "true") || !strcasecmp (s, "yes") || !strcmp (s, "1"))
+      if (!strcasecmp (s, "true") || !strcasecmp (s, "yes")
+          || !strcmp (s, "1"))
         out->b = true;
-      else if (!strcasecmp (s, "false") || !strcasecmp (s, "no") || !strcmp (s, "0"))
+      else if (!strcasecmp (s, "false") || !strcasecmp (s, "no")
+               || !strcmp (s, "0"))
         out->b = false;
       else
         return expected ("true or false (or yes, no, 1, 0)", got_string (s));
@@ -753,8 +798,9 @@ value_from_env (const struct cfg_key *k, const char *s, struct cfg_value *out)
       {
         cJSON *j = cJSON_Parse (s);
         if (!j)
-          return expected (k->type == T_LIST ? "a JSON list of strings"
-                                             : "a JSON object with string values",
+          return expected (k->type == T_LIST
+                               ? "a JSON list of strings"
+                               : "a JSON object with string values",
                            got_string (s));
         problem = value_from_json (k, j, out);
         cJSON_Delete (j);
@@ -806,7 +852,8 @@ unknown_key (const char *path, const char *key)
         best = d, at = i;
     }
   if (at < N_KEYS)
-    return xasprintf ("%s: %s: unknown key (did you mean %s?)", path, key, keys[at].key);
+    return xasprintf ("%s: %s: unknown key (did you mean %s?)", path, key,
+                      keys[at].key);
   return xasprintf ("%s: %s: unknown key", path, key);
 }
 
@@ -853,8 +900,9 @@ apply_object (struct airlock_config *c, const char *path, const cJSON *obj,
           else
             {
               char *got = got_json (item);
-              err = xasprintf ("%s: %s: expected an object (a section), got %s", path, key,
-                               got);
+              err = xasprintf ("%s: %s: expected an object (a section), "
+                               "got %s",
+                               path, key, got);
               free (got);
             }
         }
@@ -954,7 +1002,8 @@ load_file (struct airlock_config *c, const char *path)
   if (nul)
     {
       line_col (buf, nul, &line, &col);
-      err = xasprintf ("%s:%d:%d: the file contains a NUL byte", path, line, col);
+      err = xasprintf ("%s:%d:%d: the file contains a NUL byte", path, line,
+                       col);
       free (buf);
       return err;
     }
@@ -977,7 +1026,8 @@ load_file (struct airlock_config *c, const char *path)
   else if (!cJSON_IsObject (root))
     {
       char *got = got_json (root);
-      err = xasprintf ("%s: expected a JSON object at the top level, got %s", path, got);
+      err = xasprintf ("%s: expected a JSON object at the top level, got %s",
+                       path, got);
       free (got);
     }
   else
@@ -1085,8 +1135,8 @@ lookup (const char *fn, const char *key, int t1, int t2)
     }
   if (t1 >= 0 && (int) keys[i].type != t1 && (int) keys[i].type != t2)
     {
-      fprintf (stderr, "airlock: %s: configuration key \"%s\" is of type %s\n", fn, key,
-               type_names[keys[i].type]);
+      fprintf (stderr, "airlock: %s: configuration key \"%s\" is of type %s\n",
+               fn, key, type_names[keys[i].type]);
       abort ();
     }
   return (size_t) i;
@@ -1172,7 +1222,8 @@ value_json (const struct cfg_key *k, const struct cfg_value *v)
         {
           char *eq = strchr (*p, '=');
           char *name = nonnull (strndup (*p, (size_t) (eq - *p)));
-          nonnull (cJSON_AddStringToObject (j, name, (k->flags & F_HIDE) ? "<hidden>" : eq + 1));
+          const char *value = (k->flags & F_HIDE) ? "<hidden>" : eq + 1;
+          nonnull (cJSON_AddStringToObject (j, name, value));
           free (name);
         }
       break;
@@ -1201,7 +1252,8 @@ doc_type (FILE *f, const struct cfg_key *k)
   switch (k->type)
     {
     case T_STRING:
-      fputs (k->check ? k->check->type : "string", f);
+      fprintf (f, "string%s%s", k->check ? ": " : "",
+               k->check ? k->check->type : "");
       break;
     case T_INT:
       fprintf (f, "integer, %lld to %lld", k->min, k->max);
@@ -1214,10 +1266,12 @@ doc_type (FILE *f, const struct cfg_key *k)
         fprintf (f, "%s`%s`", p == k->choices ? "" : ", ", *p);
       break;
     case T_LIST:
-      fprintf (f, "list of %s", k->check ? k->check->type : "strings");
+      fprintf (f, "list of strings%s%s", k->check ? ": " : "",
+               k->check ? k->check->type : "");
       break;
     case T_MAP:
-      fprintf (f, "map, %s to string", k->check_key ? k->check_key->type : "name");
+      fprintf (f, "map of strings, keys: %s",
+               k->check_key ? k->check_key->type : "no =");
       break;
     }
 }
@@ -1275,8 +1329,8 @@ config_doc_markdown (void)
       if (t != title)
         {
           fprintf (f, "%s### %s\n\n", title ? "\n" : "", t ? t : "Other");
-          fputs ("| key | type | default | environment variable | description |\n"
-                 "|---|---|---|---|---|\n",
+          fputs ("| key | type | default | environment variable "
+                 "| description |\n|---|---|---|---|---|\n",
                  f);
           title = t;
         }
