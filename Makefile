@@ -37,7 +37,10 @@ NL_PKGS     := libnl-3.0 libnl-route-3.0
 
 HELPER_SRCS := $(wildcard helper/*.c)
 BACKEND_SRCS := backends/local.c backends/local_session.c backends/supervisor_protocol.c
-BROKER_SRCS := broker/airlock.c broker/run_command.c $(BACKEND_SRCS) helper/protocol.c
+BROKER_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c \
+               broker/daemon.c broker/api.c broker/session.c broker/shell_state.c \
+               broker/output_window.c broker/config.c broker/runtime_dir.c \
+               $(BACKEND_SRCS) helper/protocol.c
 SUPERVISOR_SRCS := backends/supervisor.c backends/supervisor_protocol.c helper/protocol.c
 
 HELPER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/%.o,$(HELPER_SRCS))
@@ -89,8 +92,10 @@ $(BUILDDIR)/airlock-session-driver: tests/session_driver.c $(BACKEND_SRCS) helpe
 
 # Unit tests (cmocka), always with ASan+UBSan: test_X tests the module(s)
 # listed for it.
-UNIT_TESTS := protocol output_window config
+UNIT_TESTS := protocol output_window config shell_state supervisor_protocol
 UNIT_SRCS_protocol := helper/protocol.c
+UNIT_SRCS_shell_state := broker/shell_state.c
+UNIT_SRCS_supervisor_protocol := backends/supervisor_protocol.c helper/protocol.c
 UNIT_SRCS_output_window := broker/output_window.c
 UNIT_SRCS_config := broker/config.c
 UNIT_CFLAGS := -std=gnu11 $(WARN) -O1 -g -fsanitize=address,undefined \

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "client_commands.h"
 #include "run_command.h"
 
 static const char usage[]
@@ -9,7 +10,10 @@ static const char usage[]
       "Run an agent's commands somewhere safe.\n"
       "\n"
       "Commands:\n"
-      "  run -- CMD [ARG]...   run one command in a fresh local sandbox\n"
+      "  run -- CMD [ARG]...       run one command in a fresh local sandbox\n"
+      "  session ls|open|close     named sessions, kept by a per-user daemon\n"
+      "  exec SESSION -- COMMAND   run a shell command line in a session\n"
+      "  serve                     the JSON-lines API on stdin/stdout\n"
       "\n"
       "  airlock COMMAND --help   options of a command\n"
       "  airlock --version        version\n"
@@ -30,6 +34,14 @@ main (int argc, char **argv)
     }
   if (!strcmp (argv[1], "run"))
     return run_command (argc - 1, argv + 1);
+  if (!strcmp (argv[1], "session"))
+    return session_command (argc - 1, argv + 1);
+  if (!strcmp (argv[1], "exec"))
+    return exec_command (argc - 1, argv + 1);
+  if (!strcmp (argv[1], "serve"))
+    return serve_command (argc - 1, argv + 1);
+  if (!strcmp (argv[1], "daemon"))
+    return daemon_command (argc - 1, argv + 1);
   fprintf (stderr, "airlock: unknown command '%s'\nTry 'airlock --help'.\n",
            argv[1]);
   return 2;

@@ -12,8 +12,8 @@ ROOT=$(pwd)
 BUILDDIR=${BUILDDIR:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 MODES=${MODES:-unprivileged setuid caps}
-SUITES=${SUITES:-sandbox run limits hostile session install}
-ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile session}
+SUITES=${SUITES:-sandbox run limits hostile session sessions install}
+ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile session sessions}
 
 if [ "$(id -u)" != 0 ]; then
   echo "tests/run-tests.sh: run as root (sudo make check): it creates the test" \

@@ -75,9 +75,13 @@ gone () {
   (drive "run:sleep $marker.5" &)
   for i in $(seq 50); do pgrep -f "^sleep $marker.5" >/dev/null && break; sleep 0.1; done
   driver=$(pgrep -f -u "$TEST_USER" "airlock-session-driver run:sleep $marker")
+  helper=$(pgrep -P "$driver")
+  supervisor=$(pgrep -P "$helper")
+  [ -n "$supervisor" ]
   kill -KILL "$driver"
   gone "^sleep $marker\."
-  gone "airlock-supervisor"
+  for i in $(seq 50); do kill -0 "$supervisor" 2>/dev/null || break; sleep 0.1; done
+  ! kill -0 "$supervisor" 2>/dev/null
 }
 
 @test "session: 20 sessions at once" {

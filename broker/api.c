@@ -1,0 +1,599 @@
+/* The JSON-lines API (docs/api.md): one request object per line, answered
+ * by one response object, or for a foreground exec by output events and
+ * then a result, all carrying the request's "id".  A malformed line gets an
+ * error object naming the problem and the connection stays usable. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "local_session.h"
+
+#define JOB_READ_MAX (1 << 20)
+
+/* A foreground exec asked for while the session was busy: commands of a
+ * session run one after another, in the order they came. */
+struct queued {
+  struct client *c;
+  cJSON *req;
+  struct queued *next;
+};
+
+static struct daemon *the_daemon;
+
+struct pending {
+  struct client *c;
+  cJSON *id;
+  struct session *s;
+  struct session_exec *e;
+  struct pending *next;
+};
+static struct pending *pendings;
+
+static cJSON *
+reply (const cJSON *id, bool ok)
+{
+  cJSON *r = cJSON_CreateObject ();
+  if (id)
+    cJSON_AddItemToObject (r, "id", cJSON_Duplicate (id, true));
+  cJSON_AddBoolToObject (r, "ok", ok);
+  return r;
+}
+
+static void
+send_error (struct client *c, const cJSON *id, const char *code,
+            const char *fmt, ...)
+{
+  char msg[1024];
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (msg, sizeof msg, fmt, ap);
+  va_end (ap);
+  cJSON *r = reply (id, false);
+  cJSON *e = cJSON_AddObjectToObject (r, "error");
+  cJSON_AddStringToObject (e, "code", code);
+  cJSON_AddStringToObject (e, "message", msg);
+  client_send (c, r);
+}
+
+/* Field access with the errors the API promises: missing or wrong type. */
+static const char *
+want_string (struct client *c, const cJSON *req, const cJSON *id,
+             const char *key, bool required, bool *bad)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (req, key);
+  if (!v && !required)
+    return NULL;
+  if (!v)
+    send_error (c, id, "missing_field", "field \"%s\" is required", key);
+  else if (!cJSON_IsString (v))
+    send_error (c, id, "wrong_type", "field \"%s\" must be a string", key);
+  else
+    return v->valuestring;
+  *bad = true;
+  return NULL;
+}
+
+static double
+want_number (struct client *c, const cJSON *req, const cJSON *id,
+             const char *key, double dflt, double min, double max, bool *bad)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (req, key);
+  if (!v)
+    return dflt;
+  if (!cJSON_IsNumber (v) || v->valuedouble < min || v->valuedouble > max)
+    {
+      send_error (c, id, "wrong_type", "field \"%s\" must be a number from %g to %g",
+                  key, min, max);
+      *bad = true;
+      return dflt;
+    }
+  return v->valuedouble;
+}
+
+static bool
+want_bool (struct client *c, const cJSON *req, const cJSON *id,
+           const char *key, bool *bad)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (req, key);
+  if (!v)
+    return false;
+  if (!cJSON_IsBool (v))
+    {
+      send_error (c, id, "wrong_type", "field \"%s\" must be true or false", key);
+      *bad = true;
+      return false;
+    }
+  return cJSON_IsTrue (v);
+}
+
+static struct dsession *
+want_session (struct daemon *d, struct client *c, const cJSON *req,
+              const cJSON *id, bool *bad)
+{
+  const char *name = want_string (c, req, id, "session", true, bad);
+  if (!name)
+    return NULL;
+  struct dsession *s = daemon_find (d, name);
+  if (!s && daemon_is_lost (d, name))
+    send_error (c, id, "session_lost",
+                "session \"%s\" was lost (its daemon or sandbox ended); close it "
+                "and open it again", name);
+  else if (!s)
+    send_error (c, id, "no_session", "no session \"%s\" (open it first)", name);
+  if (!s)
+    *bad = true;
+  return s;
+}
+
+/* ---- open / close / list ---- */
+
+static bool
+valid_name (const char *n)
+{
+  size_t len = strlen (n);
+  if (len == 0 || len > 64)
+    return false;
+  for (const char *p = n; *p; p++)
+    if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z')
+        && !(*p >= '0' && *p <= '9') && !strchr ("-_.", *p))
+      return false;
+  return true;
+}
+
+static void
+op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
+{
+  bool bad = false;
+  const char *name = want_string (c, req, id, "session", true, &bad);
+  const char *workdir = want_string (c, req, id, "workdir", false, &bad);
+  const char *backend = want_string (c, req, id, "backend", false, &bad);
+  if (bad)
+    return;
+  if (!valid_name (name))
+    return send_error (c, id, "bad_request",
+                       "session names are 1-64 letters, digits, '-', '_' or '.'");
+  if (daemon_find (d, name))
+    return send_error (c, id, "session_exists", "session \"%s\" is already open", name);
+  if (!backend)
+    backend = config_string (d->cfg, "backend");
+  if (strcmp (backend, "local"))
+    return send_error (c, id, "not_implemented",
+                       "backend \"%s\" is not available yet; use \"local\"", backend);
+  char *real = realpath (workdir ? workdir : ".", NULL);
+  if (!real)
+    return send_error (c, id, "bad_request", "workdir %s: %s",
+                       workdir ? workdir : ".", strerror (errno));
+
+  static const char *env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", NULL };
+  struct local_session_options o = { .log_fd = 2 };
+  o.run.helper = getenv ("AIRLOCK_HELPER");
+  if (!o.run.helper || !*o.run.helper)
+    o.run.helper = HELPER_PATH;
+  o.supervisor = getenv ("AIRLOCK_SUPERVISOR");
+  o.run.workdir = real;
+  o.run.envp = env;
+  const char *net = config_string (d->cfg, "local.network");
+  o.run.network = !strcmp (net, "none") ? AL_NET_NONE : !strcmp (net, "host") ? AL_NET_HOST : AL_NET_LOOPBACK;
+  o.run.pids_max = (uint32_t) config_int (d->cfg, "local.pids");
+  char *err = NULL;
+  struct backend_session *bs = local_session_open (&o, &err);
+  struct session *s = NULL;
+  if (bs)
+    {
+      char spill[4200];
+      snprintf (spill, sizeof spill, "%s", d->dir);
+      struct session_limits lim = {
+        .timeout_sec = (uint32_t) config_int (d->cfg, "exec.timeout"),
+        .max_output_chars = (size_t) config_int (d->cfg, "exec.max_output_chars"),
+        .grace_ms = 2000,
+        .spill_dir = strdup (spill),
+      };
+      s = session_open (name, local_session_ops (), bs, real, &lim, &err);
+    }
+  free (real);
+  if (!s)
+    {
+      send_error (c, id, "backend_error", "%s", err ? err : "cannot open the session");
+      free (err);
+      return;
+    }
+  struct dsession *ds = calloc (1, sizeof *ds);
+  ds->name = strdup (name);
+  ds->backend = strdup (backend);
+  ds->s = s;
+  daemon_forget_lost (d, name);
+  daemon_add (d, ds);
+  cJSON *r = reply (id, true);
+  cJSON_AddStringToObject (r, "session", name);
+  cJSON_AddStringToObject (r, "backend", backend);
+  cJSON_AddStringToObject (r, "cwd", session_cwd (s));
+  client_send (c, r);
+}
+
+static void
+op_close (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
+{
+  bool bad = false;
+  const char *name = want_string (c, req, id, "session", true, &bad);
+  if (bad)
+    return;
+  struct dsession *s = daemon_find (d, name);
+  if (!s && daemon_is_lost (d, name))
+    daemon_forget_lost (d, name);
+  else if (!s)
+    return send_error (c, id, "no_session", "no session \"%s\"", name);
+  else
+    daemon_remove (d, s);
+  client_send (c, reply (id, true));
+}
+
+static void
+op_list (struct daemon *d, struct client *c, const cJSON *id)
+{
+  cJSON *r = reply (id, true);
+  cJSON *arr = cJSON_AddArrayToObject (r, "sessions");
+  long long now = session_now_ms ();
+  for (struct dsession *s = d->sessions; s; s = s->next)
+    {
+      cJSON *o = cJSON_CreateObject ();
+      cJSON_AddStringToObject (o, "session", s->name);
+      cJSON_AddStringToObject (o, "backend", s->backend);
+      cJSON_AddStringToObject (o, "state", session_busy (s->s) ? "busy" : "idle");
+      cJSON_AddStringToObject (o, "cwd", session_cwd (s->s));
+      cJSON_AddNumberToObject (o, "idle_ms", (double) (now - session_idle_since (s->s)));
+      struct job_info jobs[64];
+      cJSON_AddNumberToObject (o, "jobs", (double) session_jobs (s->s, jobs, 64));
+      cJSON_AddItemToArray (arr, o);
+    }
+  for (size_t i = 0; i < d->nlost; i++)
+    {
+      cJSON *o = cJSON_CreateObject ();
+      cJSON_AddStringToObject (o, "session", d->lost[i]);
+      cJSON_AddStringToObject (o, "state", "lost");
+      cJSON_AddItemToArray (arr, o);
+    }
+  client_send (c, r);
+}
+
+/* ---- exec ---- */
+
+static void run_queue (struct session *s);
+
+static void
+on_output (void *ctx, struct session_exec *e, int stream, const char *text,
+           size_t n)
+{
+  struct pending *p = ctx;
+  (void) e;
+  cJSON *ev = cJSON_CreateObject ();
+  cJSON_AddItemToObject (ev, "id", cJSON_Duplicate (p->id, true));
+  cJSON_AddStringToObject (ev, "event", "output");
+  cJSON_AddStringToObject (ev, "stream", stream == 2 ? "stderr" : "stdout");
+  char *copy = strndup (text, n);
+  cJSON_AddStringToObject (ev, "data", copy ? copy : "");
+  free (copy);
+  client_send (p->c, ev);
+}
+
+static void
+on_done (void *ctx, struct session_exec *e, const struct exec_result *res)
+{
+  struct pending *p = ctx;
+  cJSON *r = reply (p->id, true);
+  cJSON_AddStringToObject (r, "event", "result");
+  cJSON_AddNumberToObject (r, "exit_code", res->exit_code);
+  cJSON_AddStringToObject (r, "stdout", res->stdout_text ? res->stdout_text : "");
+  cJSON_AddStringToObject (r, "stderr", res->stderr_text ? res->stderr_text : "");
+  cJSON_AddStringToObject (r, "output", res->output ? res->output : "");
+  cJSON_AddBoolToObject (r, "truncated", res->truncated);
+  if (res->spill_path)
+    cJSON_AddStringToObject (r, "spill_path", res->spill_path);
+  else
+    cJSON_AddNullToObject (r, "spill_path");
+  cJSON_AddStringToObject (r, "cwd", res->cwd ? res->cwd : "");
+  cJSON_AddNumberToObject (r, "duration_ms", (double) res->duration_ms);
+  cJSON_AddBoolToObject (r, "timed_out", res->timed_out);
+  cJSON_AddBoolToObject (r, "interrupted", res->interrupted);
+  client_send (p->c, r);
+  client_track_exec (p->c, e, false);
+  for (struct pending **q = &pendings; *q; q = &(*q)->next)
+    if (*q == p)
+      {
+        *q = p->next;
+        break;
+      }
+  struct session *sess = p->s;
+  cJSON_Delete (p->id);
+  free (p);
+  run_queue (sess);
+}
+
+static const struct session_callbacks exec_callbacks = { on_output, on_done };
+
+static void
+op_exec (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
+{
+  bool bad = false;
+  struct dsession *s = want_session (d, c, req, id, &bad);
+  const char *command = bad ? NULL : want_string (c, req, id, "command", true, &bad);
+  const char *cwd = bad ? NULL : want_string (c, req, id, "cwd", false, &bad);
+  const char *in = bad ? NULL : want_string (c, req, id, "stdin", false, &bad);
+  double timeout = bad ? 0 : want_number (c, req, id, "timeout", 0, 0, 86400, &bad);
+  bool background = !bad && want_bool (c, req, id, "background", &bad);
+  if (bad)
+    return;
+  if (cwd && cwd[0] != '/')
+    return send_error (c, id, "bad_request", "cwd must be an absolute path");
+  if (!background && session_busy_foreground (s->s))
+    {
+      struct queued *q = calloc (1, sizeof *q), **tail = &s->queue;
+      if (!q)
+        return send_error (c, id, "busy", "out of memory");
+      q->c = c;
+      q->req = cJSON_Duplicate (req, true);
+      while (*tail)
+        tail = &(*tail)->next;
+      *tail = q;
+      return;
+    }
+  struct exec_request rq = { .command = command, .cwd = cwd, .stdin_data = in,
+                             .stdin_len = in ? strlen (in) : 0,
+                             .timeout_sec = (uint32_t) timeout,
+                             .background = background };
+  struct pending *p = NULL;
+  if (!background)
+    {
+      p = calloc (1, sizeof *p);
+      p->c = c;
+      p->id = id ? cJSON_Duplicate (id, true) : cJSON_CreateNull ();
+    }
+  char *err = NULL;
+  uint32_t job = 0;
+  struct session_exec *e = NULL;
+  int rc = session_exec (s->s, &rq, background ? NULL : &exec_callbacks, p, &e, &job, &err);
+  if (rc < 0)
+    {
+      send_error (c, id, rc == -EBUSY ? "busy" : "backend_error", "%s",
+                  err ? err : strerror (-rc));
+      free (err);
+      if (p)
+        {
+          cJSON_Delete (p->id);
+          free (p);
+        }
+      return;
+    }
+  if (background)
+    {
+      cJSON *r = reply (id, true);
+      cJSON_AddNumberToObject (r, "job", job);
+      return client_send (c, r);
+    }
+  p->e = e;
+  p->s = s->s;
+  p->next = pendings;
+  pendings = p;
+  client_track_exec (c, e, true);
+}
+
+static void
+op_interrupt (struct daemon *d, struct client *c, const cJSON *req,
+              const cJSON *id)
+{
+  bool bad = false;
+  struct dsession *s = want_session (d, c, req, id, &bad);
+  if (bad)
+    return;
+  bool any = false;
+  for (struct pending *p = pendings; p; p = p->next)
+    if (p->e && p->s == s->s)
+      {
+        session_interrupt (p->e);
+        any = true;
+      }
+  cJSON *r = reply (id, true);
+  cJSON_AddBoolToObject (r, "interrupted", any);
+  client_send (c, r);
+}
+
+/* ---- background jobs ---- */
+
+static const char *const state_names[] = { "running", "exited", "killed" };
+
+static void
+add_job (cJSON *o, const struct job_info *j)
+{
+  cJSON_AddNumberToObject (o, "job", j->id);
+  cJSON_AddStringToObject (o, "command", j->command ? j->command : "");
+  cJSON_AddStringToObject (o, "state", state_names[j->state]);
+  if (j->state == JOB_RUNNING)
+    cJSON_AddNullToObject (o, "exit_code");
+  else
+    cJSON_AddNumberToObject (o, "exit_code", j->exit_code);
+}
+
+static void
+op_job (struct daemon *d, struct client *c, const char *op, const cJSON *req,
+        const cJSON *id)
+{
+  bool bad = false;
+  struct dsession *s = want_session (d, c, req, id, &bad);
+  if (bad)
+    return;
+  if (!strcmp (op, "jobs"))
+    {
+      struct job_info jobs[256];
+      size_t n = session_jobs (s->s, jobs, 256);
+      cJSON *r = reply (id, true);
+      cJSON *arr = cJSON_AddArrayToObject (r, "jobs");
+      for (size_t i = 0; i < n; i++)
+        {
+          cJSON *o = cJSON_CreateObject ();
+          add_job (o, &jobs[i]);
+          cJSON_AddItemToArray (arr, o);
+        }
+      return client_send (c, r);
+    }
+  uint32_t job = (uint32_t) want_number (c, req, id, "job", 0, 1, 4294967295.0, &bad);
+  if (bad)
+    return;
+  if (!cJSON_GetObjectItemCaseSensitive (req, "job"))
+    return send_error (c, id, "missing_field", "field \"job\" is required");
+  int rc;
+  cJSON *r = reply (id, true);
+  if (!strcmp (op, "job_output"))
+    {
+      double off = want_number (c, req, id, "offset", 0, 0, 9e15, &bad);
+      if (bad)
+        return cJSON_Delete (r);
+      char *data = NULL;
+      size_t len = 0;
+      struct job_info info;
+      rc = session_job_read (s->s, job, (uint64_t) off, JOB_READ_MAX, &data, &len, &info);
+      if (rc == 0)
+        {
+          char *copy = strndup (data ? data : "", len);
+          cJSON_AddStringToObject (r, "data", copy ? copy : "");
+          free (copy);
+          cJSON_AddNumberToObject (r, "next_offset", (double) info.output_bytes);
+          add_job (r, &info);
+        }
+      free (data);
+    }
+  else if (!strcmp (op, "job_stdin"))
+    {
+      const char *data = want_string (c, req, id, "data", true, &bad);
+      bool eof = !bad && want_bool (c, req, id, "eof", &bad);
+      if (bad)
+        return cJSON_Delete (r);
+      rc = session_job_write (s->s, job, data, strlen (data), eof);
+    }
+  else
+    rc = session_job_kill (s->s, job);
+  if (rc < 0)
+    {
+      cJSON_Delete (r);
+      return send_error (c, id, rc == -ENOENT ? "no_job" : "job_error",
+                         rc == -ENOENT ? "no job %u in this session"
+                                       : "job %u is not running", job);
+    }
+  client_send (c, r);
+}
+
+/* ---- dispatch ---- */
+
+/* Start the next waiting command of the session whose exec just ended. */
+static void
+run_queue (struct session *sess)
+{
+  struct daemon *d = the_daemon;
+  for (struct dsession *ds = d ? d->sessions : NULL; ds; ds = ds->next)
+    if (ds->s == sess && ds->queue && !session_busy_foreground (sess))
+      {
+        struct queued *q = ds->queue;
+        ds->queue = q->next;
+        op_exec (d, q->c, q->req, cJSON_GetObjectItemCaseSensitive (q->req, "id"));
+        cJSON_Delete (q->req);
+        free (q);
+        return;
+      }
+}
+
+void
+api_handle (struct daemon *d, struct client *c, const char *line, size_t len)
+{
+  the_daemon = d;
+  while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
+    len--;
+  if (len == 0)
+    return;
+  const char *end = NULL;
+  cJSON *req = cJSON_ParseWithLengthOpts (line, len, &end, false);
+  if (!req)
+    return send_error (c, NULL, "bad_json", "malformed JSON near byte %ld",
+                       end ? (long) (end - line) : 0L);
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive (req, "id");
+  const cJSON *op = cJSON_GetObjectItemCaseSensitive (req, "op");
+  if (!cJSON_IsObject (req))
+    send_error (c, NULL, "bad_request", "a request is a JSON object");
+  else if (!op)
+    send_error (c, id, "missing_field", "field \"op\" is required");
+  else if (!cJSON_IsString (op))
+    send_error (c, id, "wrong_type", "field \"op\" must be a string");
+  else if (!strcmp (op->valuestring, "ping"))
+    client_send (c, reply (id, true));
+  else if (!strcmp (op->valuestring, "open"))
+    op_open (d, c, req, id);
+  else if (!strcmp (op->valuestring, "close"))
+    op_close (d, c, req, id);
+  else if (!strcmp (op->valuestring, "list"))
+    op_list (d, c, id);
+  else if (!strcmp (op->valuestring, "exec"))
+    op_exec (d, c, req, id);
+  else if (!strcmp (op->valuestring, "interrupt"))
+    op_interrupt (d, c, req, id);
+  else if (!strcmp (op->valuestring, "jobs") || !strcmp (op->valuestring, "job_output")
+           || !strcmp (op->valuestring, "job_stdin") || !strcmp (op->valuestring, "kill"))
+    op_job (d, c, op->valuestring, req, id);
+  else
+    send_error (c, id, "unknown_op", "unknown op \"%s\"", op->valuestring);
+  cJSON_Delete (req);
+}
+
+void
+api_client_gone (struct daemon *d, struct client *c)
+{
+  for (struct dsession *ds = d->sessions; ds; ds = ds->next)
+    for (struct queued **q = &ds->queue; *q;)
+      if ((*q)->c == c)
+        {
+          struct queued *gone = *q;
+          *q = gone->next;
+          cJSON_Delete (gone->req);
+          free (gone);
+        }
+      else
+        q = &(*q)->next;
+  for (struct pending **p = &pendings; *p;)
+    if ((*p)->c == c)
+      {
+        struct pending *gone = *p;
+        *p = gone->next;
+        cJSON_Delete (gone->id);
+        free (gone);
+      }
+    else
+      p = &(*p)->next;
+}
+
+void
+api_session_gone (struct session *s, const char *why)
+{
+  for (struct dsession *ds = the_daemon ? the_daemon->sessions : NULL; ds; ds = ds->next)
+    while (ds->s == s && ds->queue)
+      {
+        struct queued *q = ds->queue;
+        ds->queue = q->next;
+        send_error (q->c, cJSON_GetObjectItemCaseSensitive (q->req, "id"),
+                    "session_lost", "%s", why);
+        cJSON_Delete (q->req);
+        free (q);
+      }
+  for (struct pending **p = &pendings; *p;)
+    if ((*p)->s == s)
+      {
+        struct pending *gone = *p;
+        *p = gone->next;
+        send_error (gone->c, gone->id, "session_lost", "%s", why);
+        client_track_exec (gone->c, gone->e, false);
+        cJSON_Delete (gone->id);
+        free (gone);
+      }
+    else
+      p = &(*p)->next;
+}

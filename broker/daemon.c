@@ -1,0 +1,470 @@
+/* The per-user daemon: owns the named sessions, listens on a unix socket
+ * in a 0700 runtime directory, speaks newline-delimited JSON (api.c),
+ * reaps idle sessions, and exits when it has no session and no client and
+ * has been idle.  If it dies, its sessions die with it (each sandbox's
+ * helper has it as parent-death target); the next daemon reports them as
+ * lost and never re-creates them silently. */
+#define _GNU_SOURCE
+#include "daemon.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "runtime_dir.h"
+
+#define MAX_EXECS_PER_CLIENT 64
+
+struct client {
+  int fd;
+  char *in;
+  size_t in_len, in_cap;
+  char *out;
+  size_t out_len, out_cap, out_off;
+  bool closing, overlong, eof;
+  struct session_exec *execs[MAX_EXECS_PER_CLIENT];
+};
+
+void
+client_send (struct client *c, cJSON *msg)
+{
+  char *text = cJSON_PrintUnformatted (msg);
+  cJSON_Delete (msg);
+  if (!text)
+    return;
+  size_t n = strlen (text);
+  if (c->out_len + n + 1 > c->out_cap)
+    {
+      size_t cap = (c->out_len + n + 1) * 2;
+      char *p = realloc (c->out, cap);
+      if (!p)
+        {
+          free (text);
+          c->closing = true;
+          return;
+        }
+      c->out = p;
+      c->out_cap = cap;
+    }
+  memcpy (c->out + c->out_len, text, n);
+  c->out[c->out_len + n] = '\n';
+  c->out_len += n + 1;
+  free (text);
+}
+
+void
+client_track_exec (struct client *c, struct session_exec *e, bool add)
+{
+  for (size_t i = 0; i < MAX_EXECS_PER_CLIENT; i++)
+    if (add ? !c->execs[i] : c->execs[i] == e)
+      {
+        c->execs[i] = add ? e : NULL;
+        return;
+      }
+}
+
+static void
+client_free (struct daemon *d, struct client *c)
+{
+  for (size_t i = 0; i < MAX_EXECS_PER_CLIENT; i++)
+    if (c->execs[i])
+      session_exec_detach (c->execs[i]);
+  api_client_gone (d, c);
+  close (c->fd);
+  free (c->in);
+  free (c->out);
+  free (c);
+}
+
+/* ---- the session table ---- */
+
+struct dsession *
+daemon_find (struct daemon *d, const char *name)
+{
+  for (struct dsession *s = d->sessions; s; s = s->next)
+    if (!strcmp (s->name, name))
+      return s;
+  return NULL;
+}
+
+bool
+daemon_is_lost (struct daemon *d, const char *name)
+{
+  for (size_t i = 0; i < d->nlost; i++)
+    if (!strcmp (d->lost[i], name))
+      return true;
+  return false;
+}
+
+/* The names this daemon owns, on disk, so that a successor knows which
+ * sessions died with us. */
+static void
+save_names (struct daemon *d)
+{
+  char path[4200], tmp[4300];
+  snprintf (path, sizeof path, "%s/" DAEMON_SESSIONS, d->dir);
+  snprintf (tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = fopen (tmp, "we");
+  if (!f)
+    return;
+  for (struct dsession *s = d->sessions; s; s = s->next)
+    fprintf (f, "%s\n", s->name);
+  for (size_t i = 0; i < d->nlost; i++)
+    fprintf (f, "%s\n", d->lost[i]);
+  if (fclose (f) == 0)
+    rename (tmp, path);
+}
+
+void
+daemon_forget_lost (struct daemon *d, const char *name)
+{
+  for (size_t i = 0; i < d->nlost; i++)
+    if (!strcmp (d->lost[i], name))
+      {
+        free (d->lost[i]);
+        d->lost[i] = d->lost[--d->nlost];
+        save_names (d);
+        return;
+      }
+}
+
+int
+daemon_add (struct daemon *d, struct dsession *ds)
+{
+  ds->next = d->sessions;
+  d->sessions = ds;
+  save_names (d);
+  return 0;
+}
+
+void
+daemon_remove (struct daemon *d, struct dsession *ds)
+{
+  for (struct dsession **p = &d->sessions; *p; p = &(*p)->next)
+    if (*p == ds)
+      {
+        *p = ds->next;
+        break;
+      }
+  api_session_gone (ds->s, "the session was closed while the command ran");
+  session_close (ds->s);
+  free (ds->name);
+  free (ds->backend);
+  free (ds);
+  save_names (d);
+}
+
+static void
+load_lost (struct daemon *d)
+{
+  char path[4200];
+  snprintf (path, sizeof path, "%s/" DAEMON_SESSIONS, d->dir);
+  FILE *f = fopen (path, "re");
+  char line[512];
+  while (f && fgets (line, sizeof line, f))
+    {
+      line[strcspn (line, "\n")] = '\0';
+      char **p = realloc (d->lost, (d->nlost + 1) * sizeof *p);
+      if (!*line || !p)
+        continue;
+      d->lost = p;
+      d->lost[d->nlost++] = strdup (line);
+    }
+  if (f)
+    fclose (f);
+}
+
+/* ---- the loop ---- */
+
+static int
+listen_on (const char *dir, char **err)
+{
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  if ((size_t) snprintf (addr.sun_path, sizeof addr.sun_path, "%s/" DAEMON_SOCKET, dir)
+      >= sizeof addr.sun_path)
+    {
+      if (asprintf (err, "%s: path too long for a socket", dir) < 0)
+        *err = NULL;
+      return -1;
+    }
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  unlink (addr.sun_path);
+  if (fd < 0 || bind (fd, (struct sockaddr *) &addr, sizeof addr) < 0
+      || listen (fd, 16) < 0)
+    {
+      if (asprintf (err, "cannot listen on %s: %s", addr.sun_path, strerror (errno)) < 0)
+        *err = NULL;
+      if (fd >= 0)
+        close (fd);
+      return -1;
+    }
+  return fd;
+}
+
+static void
+accept_client (struct daemon *d)
+{
+  int fd = accept4 (d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (fd < 0)
+    return;
+  /* Only our own user: the directory is 0700, and we check the peer. */
+  struct ucred cred;
+  socklen_t len = sizeof cred;
+  if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0
+      || cred.uid != getuid ())
+    {
+      close (fd);
+      return;
+    }
+  for (size_t i = 0; i < MAX_CLIENTS; i++)
+    if (!d->clients[i])
+      {
+        struct client *c = calloc (1, sizeof *c);
+        if (!c)
+          break;
+        c->fd = fd;
+        d->clients[i] = c;
+        return;
+      }
+  close (fd);
+}
+
+/* Read what the client sent and handle each complete line. */
+static void
+read_client (struct daemon *d, struct client *c)
+{
+  char buf[65536];
+  if (c->eof)
+    return;
+  ssize_t n = read (c->fd, buf, sizeof buf);
+  if (n == 0)
+    {
+      /* Half-closed: answer what was asked (execs finish), then go. */
+      c->eof = true;
+      return;
+    }
+  if (n < 0 && errno != EAGAIN && errno != EINTR)
+    {
+      c->closing = true;
+      return;
+    }
+  if (n < 0)
+    return;
+  if (c->in_len + (size_t) n > c->in_cap)
+    {
+      size_t cap = (c->in_len + (size_t) n) * 2;
+      char *p = realloc (c->in, cap);
+      if (!p)
+        {
+          c->closing = true;
+          return;
+        }
+      c->in = p;
+      c->in_cap = cap;
+    }
+  memcpy (c->in + c->in_len, buf, (size_t) n);
+  c->in_len += (size_t) n;
+  char *start = c->in, *nl;
+  while ((nl = memchr (start, '\n', c->in_len - (size_t) (start - c->in))))
+    {
+      if (!c->overlong)
+        api_handle (d, c, start, (size_t) (nl - start));
+      c->overlong = false;
+      start = nl + 1;
+    }
+  size_t rest = c->in_len - (size_t) (start - c->in);
+  memmove (c->in, start, rest);
+  c->in_len = rest;
+  if (c->in_len > MAX_LINE)
+    {
+      /* Answer once, drop the rest of that line, keep the connection. */
+      cJSON *e = cJSON_CreateObject ();
+      cJSON_AddFalseToObject (e, "ok");
+      cJSON *err = cJSON_AddObjectToObject (e, "error");
+      cJSON_AddStringToObject (err, "code", "bad_request");
+      cJSON_AddStringToObject (err, "message", "request line longer than 4 MiB");
+      client_send (c, e);
+      c->in_len = 0;
+      c->overlong = true;
+    }
+}
+
+static void
+write_client (struct client *c)
+{
+  while (c->out_off < c->out_len)
+    {
+      ssize_t n = write (c->fd, c->out + c->out_off, c->out_len - c->out_off);
+      if (n < 0 && errno == EAGAIN)
+        return;
+      if (n <= 0)
+        {
+          c->closing = true;
+          return;
+        }
+      c->out_off += (size_t) n;
+    }
+  c->out_len = c->out_off = 0;
+}
+
+static void
+reap_idle (struct daemon *d)
+{
+  long long now = session_now_ms ();
+  long long idle = config_int (d->cfg, "session.idle_timeout") * 1000;
+  long long ttl = config_int (d->cfg, "jobs.finished_ttl") * 1000;
+  for (struct dsession *s = d->sessions, *next; s; s = next)
+    {
+      next = s->next;
+      session_prune_jobs (s->s, ttl);
+      if (!session_busy (s->s) && now - session_idle_since (s->s) > idle)
+        daemon_remove (d, s);
+    }
+}
+
+static void
+lose_session (struct daemon *d, struct dsession *s, const char *why)
+{
+  fprintf (stderr, "airlock daemon: session %s lost: %s\n", s->name, why);
+  char msg[600];
+  snprintf (msg, sizeof msg, "session %s lost: %s", s->name, why);
+  api_session_gone (s->s, msg);
+  char **p = realloc (d->lost, (d->nlost + 1) * sizeof *p);
+  if (p)
+    {
+      d->lost = p;
+      d->lost[d->nlost++] = strdup (s->name);
+    }
+  daemon_remove (d, s);
+}
+
+static void
+serve_loop (struct daemon *d)
+{
+  d->idle_since = session_now_ms ();
+  while (!d->stop)
+    {
+      struct pollfd p[1 + MAX_CLIENTS + 256];
+      void *who[1 + MAX_CLIENTS + 256];
+      size_t n = 0;
+      p[n] = (struct pollfd){ .fd = d->listen_fd, .events = POLLIN };
+      who[n++] = NULL;
+      for (size_t i = 0; i < MAX_CLIENTS; i++)
+        if (d->clients[i])
+          {
+            struct client *c = d->clients[i];
+            p[n] = (struct pollfd){ .fd = c->fd,
+                                    .events = (c->eof ? 0 : POLLIN)
+                                              | (c->out_len ? POLLOUT : 0) };
+            who[n++] = c;
+          }
+      size_t first_session = n;
+      long long wake = 1000; /* idle reaping runs at least every second */
+      for (struct dsession *s = d->sessions; s && n < 1 + MAX_CLIENTS + 256; s = s->next)
+        {
+          p[n] = (struct pollfd){ .fd = session_fd (s->s), .events = POLLIN };
+          who[n++] = s;
+          long long dl = session_deadline (s->s);
+          if (dl >= 0)
+            {
+              long long left = dl - session_now_ms ();
+              wake = left < 0 ? 0 : left < wake ? left : wake;
+            }
+        }
+      if (poll (p, n, (int) wake) < 0 && errno != EINTR)
+        break;
+      if (p[0].revents)
+        accept_client (d);
+      for (size_t i = 1; i < first_session; i++)
+        {
+          struct client *c = who[i];
+          if (c->eof && (p[i].revents & (POLLHUP | POLLERR)))
+            c->closing = true; /* gone for good, not just half-closed */
+          else if (p[i].revents & (POLLIN | POLLHUP | POLLERR))
+            read_client (d, c);
+          if (p[i].revents & POLLOUT)
+            write_client (c);
+        }
+      /* Every session: events, then timeouts (a deadline needs no fd). */
+      for (struct dsession *s = d->sessions, *next; s; s = next)
+        {
+          next = s->next;
+          char *err = NULL;
+          if (session_process (s->s, &err) < 0)
+            lose_session (d, s, err ? err : "the sandbox ended");
+          free (err);
+        }
+      bool any_client = false;
+      for (size_t i = 0; i < MAX_CLIENTS; i++)
+        if (d->clients[i])
+          {
+            write_client (d->clients[i]);
+            struct client *c = d->clients[i];
+            bool idle = true;
+            for (size_t k = 0; k < MAX_EXECS_PER_CLIENT; k++)
+              idle &= !c->execs[k];
+            if ((c->closing || (c->eof && idle)) && !c->out_len)
+              {
+                client_free (d, d->clients[i]);
+                d->clients[i] = NULL;
+              }
+            else
+              any_client = true;
+          }
+      reap_idle (d);
+      long long now = session_now_ms ();
+      if (any_client || d->sessions)
+        d->idle_since = now;
+      else if (now - d->idle_since > (long long) d->idle_exit_sec * 1000)
+        break;
+    }
+}
+
+int
+daemon_main (int idle_exit_sec)
+{
+  static struct daemon d;
+  char *err = NULL;
+  d.idle_exit_sec = idle_exit_sec;
+  if (runtime_dir (d.dir, sizeof d.dir, &err) < 0)
+    {
+      fprintf (stderr, "airlock daemon: %s\n", err);
+      return 1;
+    }
+  char lock[4200];
+  snprintf (lock, sizeof lock, "%s/" DAEMON_LOCK, d.dir);
+  int lfd = open (lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (lfd < 0 || flock (lfd, LOCK_EX | LOCK_NB) < 0)
+    {
+      fprintf (stderr, "airlock daemon: another daemon is running (%s)\n", lock);
+      return 0;
+    }
+  if (!(d.cfg = config_load (&err)))
+    {
+      fprintf (stderr, "airlock daemon: %s\n", err);
+      return 1;
+    }
+  if ((d.listen_fd = listen_on (d.dir, &err)) < 0)
+    {
+      fprintf (stderr, "airlock daemon: %s\n", err);
+      return 1;
+    }
+  signal (SIGPIPE, SIG_IGN);
+  load_lost (&d);
+  serve_loop (&d);
+  while (d.sessions)
+    daemon_remove (&d, d.sessions);
+  char sock[4200];
+  snprintf (sock, sizeof sock, "%s/" DAEMON_SOCKET, d.dir);
+  unlink (sock);
+  return 0;
+}

@@ -1,0 +1,61 @@
+/* The per-user daemon that owns named sessions, and what its API handlers
+ * (api.c) need of it. */
+#ifndef AIRLOCK_BROKER_DAEMON_H
+#define AIRLOCK_BROKER_DAEMON_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "session.h"
+
+#define MAX_CLIENTS 64
+#define MAX_LINE (4 << 20) /* one JSON request */
+
+struct client;
+
+struct dsession {
+  char *name;
+  char *backend;
+  struct session *s;
+  struct queued *queue; /* foreground execs waiting their turn (api.c) */
+  struct dsession *next;
+};
+
+struct daemon {
+  int listen_fd;
+  struct client *clients[MAX_CLIENTS];
+  struct dsession *sessions;
+  char **lost; /* sessions a previous daemon owned: reported, never re-made */
+  size_t nlost;
+  struct airlock_config *cfg;
+  char dir[4096];
+  long long idle_since;
+  int idle_exit_sec;
+  bool stop;
+};
+
+/* Queue one JSON message (and its newline) to the client; takes msg. */
+void client_send (struct client *c, cJSON *msg);
+/* The client's in-flight foreground execs are tracked for detaching. */
+void client_track_exec (struct client *c, struct session_exec *e, bool add);
+
+/* Handle one request line. */
+void api_handle (struct daemon *d, struct client *c, const char *line,
+                 size_t len);
+/* A client went away: forget it in every exec it started. */
+void api_client_gone (struct daemon *d, struct client *c);
+/* A session is going: its waiting clients get an error, not silence. */
+void api_session_gone (struct session *s, const char *why);
+
+struct dsession *daemon_find (struct daemon *d, const char *name);
+bool daemon_is_lost (struct daemon *d, const char *name);
+void daemon_forget_lost (struct daemon *d, const char *name);
+int daemon_add (struct daemon *d, struct dsession *ds);
+void daemon_remove (struct daemon *d, struct dsession *ds);
+
+/* Run the daemon in the foreground (airlock daemon). */
+int daemon_main (int idle_exit_sec);
+
+#endif

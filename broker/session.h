@@ -1,0 +1,113 @@
+/* The session layer, written once above every backend: a named session is
+ * one backend sandbox kept alive between commands; each command is a
+ * fresh `bash -c` wrapped so that exports, functions, aliases and the
+ * working directory carry over; output is streamed, kept apart and merged,
+ * bounded to a head+tail window with the full stream in a spill file;
+ * timeouts and interrupts stop the command's whole process tree inside the
+ * sandbox; background jobs keep a log that can be read by offset.
+ *
+ * Event-driven: the daemon polls session_fd() and calls session_process()
+ * when it is readable or session_deadline() has passed. */
+#ifndef AIRLOCK_BROKER_SESSION_H
+#define AIRLOCK_BROKER_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+
+struct session;
+struct session_exec;
+
+struct session_limits {
+  uint32_t timeout_sec;      /* default per-command timeout (180) */
+  size_t max_output_chars;   /* head+tail window (50,000) */
+  uint32_t grace_ms;         /* TERM -> KILL on timeout or interrupt */
+  const char *spill_dir;     /* where full outputs and job logs go */
+};
+
+struct exec_request {
+  const char *command;
+  const char *cwd;          /* NULL: the session's current one */
+  const void *stdin_data;   /* NULL: no stdin */
+  size_t stdin_len;
+  uint32_t timeout_sec;     /* 0: the session's default */
+  bool background;
+};
+
+struct exec_result {
+  int exit_code;            /* 124 timeout, 130 interrupt, 128+N signal */
+  bool timed_out, interrupted;
+  char *stdout_text, *stderr_text, *output; /* bounded, UTF-8 */
+  bool truncated;
+  size_t total_chars;       /* of the merged output */
+  char *spill_path;         /* the full merged stream, or NULL */
+  char *cwd;                /* after the command */
+  long long duration_ms;
+};
+
+struct session_callbacks {
+  /* A chunk of live output (repaired UTF-8), stream 1 or 2. */
+  void (*output) (void *ctx, struct session_exec *e, int stream,
+                  const char *text, size_t n);
+  /* The command finished; r is valid during the call only. */
+  void (*done) (void *ctx, struct session_exec *e, const struct exec_result *r);
+};
+
+enum job_state { JOB_RUNNING, JOB_EXITED, JOB_KILLED };
+
+struct job_info {
+  uint32_t id;
+  const char *command;
+  enum job_state state;
+  int exit_code;
+  long long started_ms, ended_ms;
+  uint64_t output_bytes;
+};
+
+/* Open a session on a backend session that is already up: runs the shell
+ * bootstrap (synchronously).  Takes ownership of bs.  NULL with *err. */
+struct session *session_open (const char *name, const struct backend_ops *ops,
+                              struct backend_session *bs, const char *cwd,
+                              const struct session_limits *limits, char **err);
+const char *session_name (const struct session *s);
+const char *session_cwd (const struct session *s);
+const struct backend_ops *session_backend (const struct session *s);
+long long session_idle_since (const struct session *s); /* ms; now if busy */
+bool session_busy (const struct session *s); /* a foreground exec or a running job */
+bool session_busy_foreground (const struct session *s);
+
+/* Start a command.  Foreground: one at a time per session (-EBUSY).
+ * Background: returns at once; *job_id set. */
+int session_exec (struct session *s, const struct exec_request *rq,
+                  const struct session_callbacks *cb, void *ctx,
+                  struct session_exec **e, uint32_t *job_id, char **err);
+/* Stop a foreground exec: it finishes with 130. */
+void session_interrupt (struct session_exec *e);
+/* Forget the callbacks' ctx (the client went away); the exec continues
+ * and its result is dropped. */
+void session_exec_detach (struct session_exec *e);
+
+int session_fd (const struct session *s);
+long long session_deadline (const struct session *s); /* ms, -1: none */
+/* Handle what is ready.  -1 with *err when the session is lost. */
+int session_process (struct session *s, char **err);
+
+/* Background jobs. */
+int session_job_read (struct session *s, uint32_t id, uint64_t offset,
+                      size_t max, char **data, size_t *len,
+                      struct job_info *info);
+int session_job_write (struct session *s, uint32_t id, const void *data,
+                       size_t n, bool eof);
+int session_job_kill (struct session *s, uint32_t id);
+size_t session_jobs (struct session *s, struct job_info *out, size_t max);
+/* Drop finished jobs older than ttl_ms. */
+void session_prune_jobs (struct session *s, long long ttl_ms);
+
+/* Close: every process, mount and file of the session goes. */
+void session_close (struct session *s);
+
+long long session_now_ms (void);
+
+#endif

@@ -1,0 +1,263 @@
+#!/usr/bin/env bats
+# The backend-agnostic session suite: named sessions through the CLI and
+# the JSON-lines API.  BACKEND selects the backend (default local); every
+# later backend runs this same file.
+
+load helpers
+
+setup () {
+  BACKEND=${BACKEND:-local}
+  RUNDIR="$T/xdg-$BATS_TEST_NUMBER"
+  mkdir -p "$RUNDIR"
+  chown "$TEST_USER" "$RUNDIR"
+  chmod 0700 "$RUNDIR"
+  export EXTRA_ENV="XDG_RUNTIME_DIR=$RUNDIR AIRLOCK_SUPERVISOR=$AIRLOCK_SUPERVISOR AIRLOCK_BACKEND=$BACKEND AIRLOCK_DAEMON_IDLE_EXIT=${DAEMON_IDLE:-30} ${SESSION_ENV:-}"
+}
+
+teardown () {
+  # The daemon this test started, and only it.
+  pid=$(pgrep -u "$TEST_USER" -f "^airlock daemon" | while read -r p; do
+          grep -qz "XDG_RUNTIME_DIR=$RUNDIR" "/proc/$p/environ" 2>/dev/null && echo "$p"; done)
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null
+  for i in $(seq 50); do [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null && break; sleep 0.1; done
+  true
+}
+
+al () { as_user "$AIRLOCK" "$@"; }
+
+# One API conversation: the JSON lines given, the answers printed.
+api () { printf '%s\n' "$@" | as_user "$AIRLOCK" serve; }
+
+# A field of the last JSON line of $output (python3 reads JSON for us).
+field () {
+  printf '%s\n' "$output" | grep '^{' | tail -n 1 |
+    python3 -c 'import json,sys; v=json.load(sys.stdin); [v := v[int(k)] if isinstance(v, list) else v[k] for k in sys.argv[1].split(".")]; print(json.dumps(v) if not isinstance(v, str) else v)' "$1"
+}
+
+gone () {
+  local i
+  for i in $(seq 50); do
+    pgrep -f "$1" >/dev/null || return 0
+    sleep 0.1
+  done
+  pgrep -af "$1"
+  return 1
+}
+
+@test "sessions: open, ls, close" {
+  run al session open s1
+  [ "$status" -eq 0 ]
+  run al session ls
+  [[ "$output" == *"s1"*"idle"*"$WORK"* ]]
+  run al session close s1
+  [ "$status" -eq 0 ]
+  run al session ls
+  [[ "$output" != *"s1"* ]]
+}
+
+@test "sessions: cwd, exports, functions and aliases carry over; identity does not" {
+  al session open s
+  run al exec s -- 'cd /tmp && export FOO="a b" && greet() { echo "hi $1"; } && alias say=echo && export AIRLOCK_SECRET=x'
+  [ "$status" -eq 0 ]
+  run al exec s -- 'pwd; echo "$FOO"; greet you; say aliased; echo "[${AIRLOCK_SECRET:-}]"'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = /tmp ]
+  [ "${lines[1]}" = "a b" ]
+  [ "${lines[2]}" = "hi you" ]
+  [ "${lines[3]}" = aliased ]
+  [ "${lines[4]}" = "[]" ]
+}
+
+@test "sessions: exit codes, and 126 for a missing cwd" {
+  al session open s
+  run al exec s -- 'exit 42'
+  [ "$status" -eq 42 ]
+  run al exec s -- 'false'
+  [ "$status" -eq 1 ]
+  run al exec s --cwd /no/such/dir -- pwd
+  [ "$status" -eq 126 ]
+  run al exec s -- 'kill -KILL $$'
+  [ "$status" -eq 137 ]
+}
+
+@test "sessions: a timeout gives 124 and the whole tree is gone" {
+  al session open s
+  marker=$((RANDOM + 1000))
+  run al exec s --timeout 2 -- "setsid sleep $marker.1 & (sleep $marker.2 &) ; sleep $marker.3"
+  [ "$status" -eq 124 ]
+  gone "^sleep $marker\."
+  run al exec s -- 'echo still usable'
+  [ "$output" = "still usable" ]
+}
+
+@test "sessions: an interrupt gives 130" {
+  al session open s
+  marker=$((RANDOM + 1000))
+  (rc=0; al exec s -- "sleep $marker.4" > "$T/intr.out" 2>&1 || rc=$?; echo "rc=$rc" >> "$T/intr.out") &
+  for i in $(seq 50); do pgrep -f "^sleep $marker.4" >/dev/null && break; sleep 0.1; done
+  client=$(pgrep -u "$TEST_USER" -f "airlock exec s -- sleep $marker")
+  # SIGTERM, not SIGINT: a background job of a non-interactive shell (this
+  # test) inherits SIGINT ignored, and airlock exec respects that.
+  kill -TERM "$client"
+  for i in $(seq 80); do grep -q '^rc=' "$T/intr.out" && break; sleep 0.1; done
+  cat "$T/intr.out"
+  grep -qx "rc=130" "$T/intr.out"
+  gone "^sleep $marker\."
+}
+
+@test "sessions: stdin, stdout and stderr" {
+  al session open s
+  printf 'one\ntwo\n' > "$T/in"
+  as_user "$AIRLOCK" exec s --stdin -- 'wc -l' < "$T/in" > "$T/o"
+  [ "$(tr -d ' ' < "$T/o")" = 2 ]
+  as_user "$AIRLOCK" exec s -- 'echo out; echo err >&2' > "$T/o" 2> "$T/e"
+  [ "$(cat "$T/o")" = out ]
+  [ "$(cat "$T/e")" = err ]
+}
+
+@test "sessions: 10 MB of output: bounded result, full spill file" {
+  run api '{"id":1,"op":"open","session":"s","workdir":"'"$WORK"'"}' \
+           '{"id":2,"op":"exec","session":"s","command":"head -c 10000000 /dev/zero | tr \"\\\\0\" x"}'
+  [ "$status" -eq 0 ]
+  [ "$(field exit_code)" = 0 ]
+  [ "$(field truncated)" = true ]
+  spill=$(field spill_path)
+  [ "$(stat -c %s "$spill")" -eq 10000000 ]
+  out=$(field output)
+  [ "${#out}" -lt 51000 ]
+  [[ "$out" == *"OUTPUT TRUNCATED"*"chars omitted out of 10,000,000 total"* ]]
+}
+
+@test "sessions: binary and invalid UTF-8 output is repaired, never fatal" {
+  run api '{"id":1,"op":"open","session":"s","workdir":"'"$WORK"'"}' \
+           '{"id":2,"op":"exec","session":"s","command":"printf \"ok\\\\377\\\\376\\\\000end\""}'
+  [ "$status" -eq 0 ]
+  [ "$(field exit_code)" = 0 ]
+  [ "$(field stdout)" = "ok���end" ]
+}
+
+@test "sessions: a background grandchild holding the pipe does not hang the command" {
+  al session open s
+  marker=$((RANDOM + 1000))
+  start=$(date +%s)
+  run al exec s -- "setsid sleep $marker.5 & echo started"
+  [ "$status" -eq 0 ]
+  [ "$output" = started ]
+  [ "$(( $(date +%s) - start ))" -lt 10 ]
+  al session close s
+  gone "^sleep $marker\."
+}
+
+@test "sessions: 20 sessions at once" {
+  for i in $(seq 20); do al session open "c$i" & done
+  wait
+  for i in $(seq 20); do al exec "c$i" -- "echo \$((6 * $i))" > "$T/c.$i" & done
+  wait
+  for i in $(seq 20); do [ "$(cat "$T/c.$i")" = $((6 * i)) ]; done
+  run al session ls
+  [ "$(echo "$output" | grep -c '^c[0-9]')" -eq 20 ]
+}
+
+@test "sessions: 200 commands in one session" {
+  lines=()
+  lines+=('{"id":0,"op":"open","session":"s","workdir":"'"$WORK"'"}')
+  for i in $(seq 200); do lines+=('{"id":'"$i"',"op":"exec","session":"s","command":"n=$((${n:-0}+1)); export n; echo $n"}'); done
+  start=$(date +%s%N)
+  run api "${lines[@]}"
+  end=$(date +%s%N)
+  echo "200 commands: $(( (end - start) / 200000000 )) ms each (approx)" >&3
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | grep -c '"event":"result"')" -eq 200 ]
+  [ "$(field stdout)" = 200 ]
+}
+
+@test "sessions: background job lifecycle" {
+  run api '{"id":1,"op":"open","session":"s","workdir":"'"$WORK"'"}' \
+          '{"id":2,"op":"exec","session":"s","background":true,"command":"echo begin; read line; echo got $line; exit 3"}'
+  job=$(field job)
+  [ "$job" -ge 1 ]
+  run api '{"id":3,"op":"jobs","session":"s"}'
+  [ "$(field jobs.0.state)" = running ]
+  run api '{"id":4,"op":"job_stdin","session":"s","job":'"$job"',"data":"hello\n","eof":true}'
+  [ "$(field ok)" = true ]
+  for i in $(seq 50); do
+    run api '{"id":5,"op":"job_output","session":"s","job":'"$job"',"offset":0}'
+    [ "$(field state)" = exited ] && break
+    sleep 0.1
+  done
+  [ "$(field state)" = exited ]
+  [ "$(field exit_code)" = 3 ]
+  [ "$(field data)" = "begin
+got hello" ] || [ "$(field data)" = "begin
+got hello
+" ]
+  off=$(field next_offset)
+  run api '{"id":6,"op":"job_output","session":"s","job":'"$job"',"offset":'"$off"'}'
+  [ "$(field data)" = "" ]
+  # kill a running one
+  run api '{"id":7,"op":"exec","session":"s","background":true,"command":"sleep 300"}'
+  job2=$(field job)
+  run api '{"id":8,"op":"kill","session":"s","job":'"$job2"'}'
+  for i in $(seq 50); do
+    run api '{"id":9,"op":"job_output","session":"s","job":'"$job2"'}'
+    [ "$(field state)" = killed ] && break
+    sleep 0.1
+  done
+  [ "$(field state)" = killed ]
+}
+
+@test "sessions: a session with a running job is not reaped as idle; an idle one is" {
+  SESSION_ENV="AIRLOCK_SESSION_IDLE_TIMEOUT=2" setup
+  al session open busy
+  al session open idle
+  run api '{"id":1,"op":"exec","session":"busy","background":true,"command":"sleep 30"}'
+  sleep 4
+  run al session ls
+  echo "$output" | grep -q '^busy '
+  ! echo "$output" | grep -q '^idle '
+}
+
+@test "sessions: the daemon killed: sessions reported lost, never re-created, nothing left" {
+  al session open s
+  marker=$((RANDOM + 1000))
+  run api '{"id":1,"op":"exec","session":"s","background":true,"command":"sleep '"$marker"'.6"}'
+  pid=$(pgrep -u "$TEST_USER" -f "^airlock daemon" | while read -r p; do
+          grep -qz "XDG_RUNTIME_DIR=$RUNDIR" "/proc/$p/environ" && echo "$p"; done)
+  kill -KILL "$pid"
+  gone "^sleep $marker\."
+  run al exec s -- true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"lost"* ]]
+  run al session ls
+  [[ "$output" == *"s"*"lost"* ]]
+  al session close s
+  run al session open s
+  [ "$status" -eq 0 ]
+}
+
+@test "sessions: malformed API input gets errors and the connection stays usable" {
+  run api 'this is not json' '[1,2]' '{"id":1}' '{"id":2,"op":42}' '{"id":3,"op":"fly"}' \
+          '{"id":4,"op":"exec","session":"nope","command":"true"}' \
+          '{"id":5,"op":"exec","session":7}' '{"id":6,"op":"ping"}'
+  [ "$status" -eq 0 ]
+  echo "$output"
+  [[ "${lines[0]}" == *'"code":"bad_json"'* ]]
+  [[ "${lines[1]}" == *'"code":"bad_request"'* ]]
+  [[ "${lines[2]}" == *'"code":"missing_field"'*'op'* ]]
+  [[ "${lines[3]}" == *'"code":"wrong_type"'* ]]
+  [[ "${lines[4]}" == *'"code":"unknown_op"'*fly* ]]
+  [[ "${lines[5]}" == *'"code":"no_session"'* ]]
+  [[ "${lines[6]}" == *'"code":"wrong_type"'*session* ]]
+  [[ "${lines[7]}" == *'"id":6,"ok":true'* ]]
+}
+
+@test "sessions: closing leaves no process behind" {
+  al session open s
+  marker=$((RANDOM + 1000))
+  run api '{"id":1,"op":"exec","session":"s","background":true,"command":"setsid sleep '"$marker"'.7"}'
+  for i in $(seq 50); do pgrep -f "^sleep $marker.7" >/dev/null && break; sleep 0.1; done
+  al session close s
+  gone "^sleep $marker\."
+  gone "airlock-supervisor.*" || true
+  ! pgrep -u "$TEST_USER" -f airlock-supervisor
+}
