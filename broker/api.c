@@ -12,6 +12,7 @@
 
 #include "daemon.h"
 #include "local_session.h"
+#include "sandbox_options.h"
 
 #define JOB_READ_MAX (1 << 20)
 
@@ -181,6 +182,28 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
   o.run.network = !strcmp (net, "none") ? AL_NET_NONE : !strcmp (net, "host") ? AL_NET_HOST : AL_NET_LOOPBACK;
   o.run.pids_max = (uint32_t) config_int (d->cfg, "local.pids");
   char *err = NULL;
+  const char *mem = config_string (d->cfg, "local.memory");
+  if (mem && !parse_number (mem, &o.run.memory_max, true))
+    err = strdup ("local.memory: not a size");
+  const char *rootfs = config_string (d->cfg, "local.rootfs");
+  if (!err && rootfs && !(o.run.rootfs = realpath (rootfs, NULL)))
+    {
+      if (asprintf (&err, "local.rootfs %s: %s", rootfs, strerror (errno)) < 0)
+        err = NULL;
+    }
+  const char *const *rw = config_list (d->cfg, "local.binds");
+  const char *const *ro = config_list (d->cfg, "local.ro_binds");
+  for (; !err && rw && *rw; rw++)
+    err = add_bind (o.run.binds_rw, &o.run.n_binds_rw, *rw);
+  for (; !err && ro && *ro; ro++)
+    err = add_bind (o.run.binds_ro, &o.run.n_binds_ro, *ro);
+  if (err)
+    {
+      free (real);
+      send_error (c, id, "bad_request", "configuration: %s", err);
+      free (err);
+      return;
+    }
   struct backend_session *bs = local_session_open (&o, &err);
   struct session *s = NULL;
   if (bs)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "local.h"
+#include "sandbox_options.h"
 
 #ifndef HELPER_PATH
 #define HELPER_PATH "/usr/local/libexec/airlock/airlock-helper"
@@ -62,65 +63,15 @@ resolve (const char *path, const char *what)
   return real;
 }
 
-static bool
-canonical_destination (const char *p)
-{
-  if (p[0] != '/' || (p[1] && p[strlen (p) - 1] == '/'))
-    return false;
-  for (const char *c = p; *c; c++)
-    if (c[0] == '/'
-        && (c[1] == '/' || (c[1] == '.' && (c[2] == '/' || !c[2]))
-            || (c[1] == '.' && c[2] == '.' && (c[3] == '/' || !c[3]))))
-      return false;
-  return true;
-}
-
 static int
-add_bind (struct al_bind *binds, uint32_t *n, const char *spec)
+bind_option (struct al_bind *binds, uint32_t *n, const char *spec)
 {
-  if (*n >= AL_MAX_BINDS)
-    return usage_error ("at most 64 binds of each kind%s", "");
-  char *copy = strdup (spec);
-  char *colon = strchr (copy, ':');
-  if (colon)
-    *colon = '\0';
-  char *src = resolve (copy, "bind source");
-  const char *dst = colon ? colon + 1 : src;
-  if (!colon)
-    free (copy); /* else dst points into it, for the life of the run */
-  if (!src)
-    return 2;
-  if (!canonical_destination (dst))
-    return usage_error ("bind destination '%s' must be an absolute path "
-                        "without '.', '..' or '//'", dst);
-  binds[*n].src = src;
-  binds[*n].dst = dst;
-  (*n)++;
-  return 0;
-}
-
-static bool
-parse_u64 (const char *s, uint64_t *out, bool sizes)
-{
-  char *end;
-  errno = 0;
-  if (*s < '0' || *s > '9')
-    return false;
-  unsigned long long v = strtoull (s, &end, 10);
-  int shift = 0;
-  if (sizes && *end)
-    {
-      const char *units = "KMGT";
-      const char *u = strchr (units, *end);
-      if (!u || end[1])
-        return false;
-      shift = 10 * (int) (u - units + 1);
-      end++;
-    }
-  if (errno || *end || (shift && v > (UINT64_MAX >> shift)))
-    return false;
-  *out = (uint64_t) v << shift;
-  return true;
+  char *err = add_bind (binds, n, spec);
+  if (!err)
+    return 0;
+  int rc = usage_error ("%s", err);
+  free (err);
+  return rc;
 }
 
 int
@@ -166,7 +117,7 @@ run_command (int argc, char **argv)
           return 2;
         break;
       case O_TIMEOUT:
-        if (!parse_u64 (optarg, &v, false) || v > UINT32_MAX)
+        if (!parse_number (optarg, &v, false) || v > UINT32_MAX)
           return usage_error ("--timeout wants whole seconds, not '%s'", optarg);
         r.timeout_sec = (uint32_t) v;
         break;
@@ -189,19 +140,19 @@ run_command (int argc, char **argv)
         env[nenv++] = optarg;
         break;
       case O_RO_BIND:
-        if ((rc = add_bind (r.binds_ro, &r.n_binds_ro, optarg)))
+        if ((rc = bind_option (r.binds_ro, &r.n_binds_ro, optarg)))
           return rc;
         break;
       case O_BIND:
-        if ((rc = add_bind (r.binds_rw, &r.n_binds_rw, optarg)))
+        if ((rc = bind_option (r.binds_rw, &r.n_binds_rw, optarg)))
           return rc;
         break;
       case O_MEMORY:
-        if (!parse_u64 (optarg, &r.memory_max, true) || r.memory_max == 0)
+        if (!parse_number (optarg, &r.memory_max, true) || r.memory_max == 0)
           return usage_error ("--memory wants a size like 512M, not '%s'", optarg);
         break;
       case O_PIDS:
-        if (!parse_u64 (optarg, &v, false) || v == 0 || v > UINT32_MAX)
+        if (!parse_number (optarg, &v, false) || v == 0 || v > UINT32_MAX)
           return usage_error ("--pids wants a positive number, not '%s'", optarg);
         r.pids_max = (uint32_t) v;
         break;

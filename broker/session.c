@@ -55,6 +55,8 @@ struct session {
   struct session_exec *fg;
   struct session_exec *jobs;
   long long last_active;
+  char **spills; /* full outputs handed out: removed when the session ends */
+  size_t nspills;
 };
 
 long long
@@ -193,6 +195,12 @@ finish_foreground (struct session *s, struct session_exec *e, int code,
   r.output = output_window_render (e->w_all, &r.truncated, &r.total_chars);
   const char *spill = output_window_spill_path (e->w_all);
   r.spill_path = spill ? strdup (spill) : NULL;
+  char **more = spill ? realloc (s->spills, (s->nspills + 1) * sizeof *more) : NULL;
+  if (more)
+    {
+      s->spills = more;
+      s->spills[s->nspills++] = strdup (spill);
+    }
   /* The wrapper reports `pwd -P` on the job's fd 3 as its last act; a
    * command that was killed reports nothing and the cwd stays. */
   while (e->meta_len && (e->meta[e->meta_len - 1] == '\n'))
@@ -652,6 +660,13 @@ session_close (struct session *s)
     }
   if (s->bs)
     s->ops->close (s->bs);
+  for (size_t i = 0; i < s->nspills; i++)
+    {
+      if (s->spills[i])
+        unlink (s->spills[i]);
+      free (s->spills[i]);
+    }
+  free (s->spills);
   free (s->cwd);
   free (s->state_dir);
   free (s->name);

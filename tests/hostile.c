@@ -536,10 +536,11 @@ builtin_frame (const char *kind, int *pass_fd)
     }
   if (!strcmp (kind, "frame-unknown-field"))
     {
-      /* Field type 11: the first one no rule describes. */
+      /* Field type 31: between the run request's fields and the
+       * report's, described by no rule. */
       n = valid_frame ();
       uint8_t *f = frame + n;
-      put16 (f, 11);
+      put16 (f, 31);
       put16 (f + 2, 0);
       put32 (f + 4, 4);
       put32 (f + 8, 1);

@@ -126,6 +126,9 @@ gone () {
   out=$(field output)
   [ "${#out}" -lt 51000 ]
   [[ "$out" == *"OUTPUT TRUNCATED"*"chars omitted out of 10,000,000 total"* ]]
+  # The spill file lives as long as the session.
+  run api '{"id":3,"op":"close","session":"s"}'
+  [ ! -e "$spill" ]
 }
 
 @test "sessions: binary and invalid UTF-8 output is repaired, never fatal" {
@@ -249,6 +252,26 @@ got hello
   [[ "${lines[5]}" == *'"code":"no_session"'* ]]
   [[ "${lines[6]}" == *'"code":"wrong_type"'*session* ]]
   [[ "${lines[7]}" == *'"id":6,"ok":true'* ]]
+}
+
+@test "sessions: finished jobs are pruned after jobs.finished_ttl" {
+  SESSION_ENV="AIRLOCK_JOBS_FINISHED_TTL=1" setup
+  run api '{"id":1,"op":"open","session":"s","workdir":"'"$WORK"'"}' \
+          '{"id":2,"op":"exec","session":"s","background":true,"command":"true"}'
+  job=$(field job)
+  sleep 3
+  run api '{"id":3,"op":"job_output","session":"s","job":'"$job"'}'
+  [[ "$output" == *'"code":"no_job"'* ]]
+}
+
+@test "sessions: local.* settings shape the sandbox" {
+  mkdir -p "$T/cfg-ro"; echo from-config > "$T/cfg-ro/f"
+  SESSION_ENV="AIRLOCK_LOCAL_NETWORK=none AIRLOCK_LOCAL_RO_BINDS=[\"$T/cfg-ro:/mnt/cfg\"]" setup
+  al session open s
+  run al exec s -- 'cat /mnt/cfg/f; ip -o link | grep -c UP'
+  [ "${lines[0]}" = from-config ]
+  [ "${lines[1]}" = 0 ]
+  rm -rf "$T/cfg-ro"
 }
 
 @test "sessions: closing leaves no process behind" {

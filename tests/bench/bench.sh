@@ -1,0 +1,461 @@
+#!/usr/bin/env bash
+# `make bench`: what airlock costs, side by side with the obvious baselines,
+# in one run:
+#   1. per command in a warm local session (`airlock exec S -- true`, and the
+#      same through one `airlock serve` JSON-API connection) against spawning
+#      `bash -c true` directly;
+#   2. creating a sandbox (`airlock session open`/`close`, by the CLI and by
+#      the API, and the one-shot `airlock run -- true`) against
+#      `bwrap --unshare-all --die-with-parent --new-session --ro-bind / /
+#      --proc /proc --dev /dev true`.
+# Prints mean, median, p95 and min in ms, and ratios to the baseline.  The
+# series of a table are interleaved (one of each per round) so drift hits
+# them alike; a few warm-up rounds are not counted.
+#
+# Prints figures, never fails: timing, a missing bwrap, a sandbox that
+# cannot start are all reported and the exit status is 0.  Exit status 2
+# only when the build (BUILDDIR) is missing.
+#
+# As root, everything measured runs as the unprivileged system user
+# airlock-bench (created if missing, and removed again when this run created
+# it), from a private 0755 prefix under /tmp holding a copy of the build;
+# missing bwrap is installed (Debian package bubblewrap).  As a normal user,
+# the same as that user.  Either way the whole measurement runs in one
+# process as that user (no runuser/sudo per run), with a private
+# XDG_RUNTIME_DIR and its own daemon, which is stopped by its pid at the end.
+#
+# Environment: BUILDDIR (build), N_EXEC (200), N_OPEN (20), WARMUP (5),
+# BENCH_USER (airlock-bench; root only), BENCH_TIMEOUT (seconds, 1200).
+set -u
+export LC_ALL=C
+SELF=$(readlink -f "$0")
+
+posint () { # value, default
+  case $1 in ''|*[!0-9]*|0) echo "$2" ;; *) echo "$1" ;; esac
+}
+
+# ======================================================================
+# The outer part: checks, user, prefix, bwrap; then the worker; cleanup.
+# ======================================================================
+
+T='' RUN_USER='' CREATED_USER=0
+
+is_our_daemon () { # pid: the daemon the worker started, in our prefix
+  [[ $1 =~ ^[0-9]+$ ]] || return 1
+  [ "$(tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null)" = "$T/bin/airlock daemon " ] &&
+    grep -qzx "XDG_RUNTIME_DIR=$T/xdg" "/proc/$1/environ" 2>/dev/null
+}
+
+cleanup () {
+  local pid i
+  if [ -n "$T" ] && [ -r "$T/xdg/bench-daemon.pid" ]; then
+    pid=$(head -c 20 "$T/xdg/bench-daemon.pid")
+    if is_our_daemon "$pid"; then
+      kill -TERM "$pid" 2>/dev/null
+      for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+    fi
+  fi
+  [ -n "$T" ] && rm -rf "$T"
+  if [ "$CREATED_USER" = 1 ]; then
+    for i in $(seq 30); do pgrep -u "$RUN_USER" >/dev/null || break; sleep 0.1; done
+    if pgrep -u "$RUN_USER" >/dev/null; then
+      echo "bench: user $RUN_USER still has processes; not removed" >&2
+    else
+      userdel "$RUN_USER" 2>/dev/null || echo "bench: could not remove user $RUN_USER" >&2
+    fi
+  fi
+}
+
+main () {
+  cd "$(dirname "$SELF")/../.." || exit 2
+  local root b rc
+  root=$(pwd)
+  BUILDDIR=${BUILDDIR:-build}
+  case $BUILDDIR in /*) ;; *) BUILDDIR=$root/$BUILDDIR ;; esac
+  local missing=()
+  for b in airlock airlock-helper airlock-supervisor; do
+    [ -x "$BUILDDIR/$b" ] || missing+=("$BUILDDIR/$b")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "bench: the build is missing: ${missing[*]} (run make first)" >&2
+    exit 2
+  fi
+  N_EXEC=$(posint "${N_EXEC:-}" 200)
+  N_OPEN=$(posint "${N_OPEN:-}" 20)
+  WARMUP=$(posint "${WARMUP:-}" 5)
+  BENCH_TIMEOUT=$(posint "${BENCH_TIMEOUT:-}" 1200)
+  BWRAP_NOTE=''
+
+  trap cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  if ! T=$(mktemp -d /tmp/airlock-bench.XXXXXX); then
+    T=''
+    echo "bench: cannot create a prefix under /tmp; nothing measured"
+    exit 0
+  fi
+  chmod 0755 "$T"
+
+  if [ "$(id -u)" = 0 ]; then
+    RUN_USER=${BENCH_USER:-airlock-bench}
+    if ! id "$RUN_USER" >/dev/null 2>&1; then
+      if useradd --system --no-create-home --shell /usr/sbin/nologin "$RUN_USER"; then
+        CREATED_USER=1
+      else
+        echo "bench: cannot create the user $RUN_USER; nothing measured"
+        exit 0
+      fi
+    fi
+    if ! command -v bwrap >/dev/null; then
+      if command -v apt-get >/dev/null; then
+        echo "bench: bwrap is missing: installing the Debian package bubblewrap"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get install -y -q bubblewrap > "$T/apt.log" 2>&1 ||
+          { apt-get update -q >> "$T/apt.log" 2>&1 &&
+            apt-get install -y -q bubblewrap >> "$T/apt.log" 2>&1; }
+        command -v bwrap >/dev/null ||
+          BWRAP_NOTE="apt-get install bubblewrap failed: $(tail -n 1 "$T/apt.log")"
+      else
+        BWRAP_NOTE="bwrap is not installed and there is no apt-get to install bubblewrap"
+      fi
+    fi
+  else
+    RUN_USER=$(id -un)
+    command -v bwrap >/dev/null ||
+      BWRAP_NOTE="bwrap is not installed (Debian: apt-get install bubblewrap; make bench as root installs it)"
+  fi
+
+  # The private prefix: a copy of the build, a workspace, a runtime dir.
+  mkdir -p "$T/bin" "$T/libexec/airlock" "$T/work" "$T/xdg" "$T/home"
+  install -m 0755 "$BUILDDIR/airlock" "$T/bin/airlock" &&
+    install -m 0755 "$BUILDDIR/airlock-helper" "$T/libexec/airlock/airlock-helper" &&
+    install -m 0755 "$BUILDDIR/airlock-supervisor" "$T/libexec/airlock/airlock-supervisor" &&
+    install -m 0644 "$SELF" "$T/bench.sh" ||
+    { echo "bench: cannot copy the build into $T; nothing measured"; exit 0; }
+  chmod 0700 "$T/xdg"
+  if [ "$(id -u)" = 0 ]; then
+    chown "$RUN_USER" "$T/work" "$T/xdg" "$T/home"
+  fi
+
+  local cmd=(env -i PATH=/usr/local/bin:/usr/bin:/bin LC_ALL=C
+    HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" XDG_RUNTIME_DIR="$T/xdg"
+    AIRLOCK_HELPER="$T/libexec/airlock/airlock-helper"
+    AIRLOCK_SUPERVISOR="$T/libexec/airlock/airlock-supervisor"
+    AIRLOCK_DAEMON_IDLE_EXIT=60
+    BENCH_T="$T" BENCH_BUILDDIR="$BUILDDIR" BENCH_ROOT_RUN="$([ "$(id -u)" = 0 ] && echo 1)"
+    N_EXEC="$N_EXEC" N_OPEN="$N_OPEN" WARMUP="$WARMUP" BWRAP_NOTE="$BWRAP_NOTE"
+    bash "$T/bench.sh" --worker)
+  [ "$(id -u)" = 0 ] && cmd=(runuser -u "$RUN_USER" -- "${cmd[@]}")
+  (cd "$T/work" && timeout --foreground -k 10 "$BENCH_TIMEOUT" "${cmd[@]}")
+  rc=$?
+  case $rc in
+    0) ;;
+    124|137) echo "bench: stopped after ${BENCH_TIMEOUT}s (BENCH_TIMEOUT); the figures are incomplete" ;;
+    *) echo "bench: the measurement ended early (status $rc); the figures are incomplete" ;;
+  esac
+  exit 0
+}
+
+# ======================================================================
+# The worker: runs as the measured user, in $T/work, and prints the tables.
+# ======================================================================
+
+declare -A DATA FAIL FSTATUS
+COUNTING=0
+
+# One sample: start and end of $EPOCHREALTIME, and the status.  Failed runs
+# are counted apart and left out of the figures.
+record () { # key t0 t1 status
+  ((COUNTING)) || return 0
+  if [ "$4" = 0 ]; then
+    DATA[$1]+="$(( ${3//[.,]/} - ${2//[.,]/} )) "
+  else
+    FAIL[$1]=$(( ${FAIL[$1]:-0} + 1 ))
+    : "${FSTATUS[$1]:=$4}"
+  fi
+}
+
+# Time one command (its stdout discarded, its stderr kept for the report).
+timed () { # key command...
+  local key=$1 t0 t1 rc
+  shift
+  t0=$EPOCHREALTIME
+  "$@" > /dev/null 2>> "$R/err.$key"
+  rc=$?
+  t1=$EPOCHREALTIME
+  record "$key" "$t0" "$t1" "$rc"
+  return "$rc"
+}
+
+# ---- the JSON API through one `airlock serve` connection ----
+# (The coproc is named API, so bash owns API_PID: ours is SERVE_PID.)
+API_IN='' API_OUT='' SERVE_PID='' API_ID=0 API_LAST=''
+
+api_start () {
+  coproc API { exec "$AL" serve 2>> "$R/serve.log"; }
+  API_IN=${API[1]} API_OUT=${API[0]} SERVE_PID=$API_PID
+}
+
+# Send one request and wait for its answer (for exec: its result event).
+# Status 0 when it succeeded (for exec: exit code 0).
+api () { # json-without-id
+  local line
+  [ -n "$SERVE_PID" ] && kill -0 "$SERVE_PID" 2>/dev/null || { API_LAST="the serve connection is gone"; return 1; }
+  API_ID=$((API_ID + 1))
+  printf '{"id":%d,%s\n' "$API_ID" "${1#\{}" >&"$API_IN" ||
+    { API_LAST="cannot write to airlock serve"; return 1; }
+  while IFS= read -r -t 60 line <&"$API_OUT"; do
+    # (an answer to an earlier request that gave up waiting is not ours)
+    [[ $line == '{"id":'"$API_ID"[,}]* ]] || continue
+    case $line in
+      *'"event":"output"'*) ;;
+      *'"event":"result"'*) API_LAST=$line; [[ $line == *'"exit_code":0,'* ]]; return ;;
+      *'"ok":true'*) API_LAST=$line; return 0 ;;
+      *) API_LAST=$line; return 1 ;;
+    esac
+  done
+  API_LAST="no answer from airlock serve within 60 s"
+  return 1
+}
+
+api_timed () { # key json
+  local t0 t1 rc
+  t0=$EPOCHREALTIME
+  api "$2"
+  rc=$?
+  t1=$EPOCHREALTIME
+  record "$1" "$t0" "$t1" "$rc"
+  [ "$rc" = 0 ] || echo "$API_LAST" >> "$R/err.$1"
+  return "$rc"
+}
+
+api_stop () {
+  [ -n "$SERVE_PID" ] || return 0
+  eval "exec $API_IN>&- $API_OUT<&-"
+  local i
+  for i in $(seq 30); do kill -0 "$SERVE_PID" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$SERVE_PID" 2>/dev/null && kill -TERM "$SERVE_PID" 2>/dev/null
+  wait "$SERVE_PID" 2>/dev/null
+  SERVE_PID=''
+}
+
+# ---- figures ----
+
+# S_N S_MEAN S_MED S_P95 S_MIN (µs) of a series.
+stats () { # key
+  S_N=0 S_MEAN='' S_MED='' S_P95='' S_MIN=''
+  [ -n "${DATA[$1]:-}" ] || return 0
+  read -r S_N S_MEAN S_MED S_P95 S_MIN < <(printf '%s\n' ${DATA[$1]} | sort -n | awk '
+    { v[NR] = $1; s += $1 }
+    END {
+      med = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+      i = int(0.95 * NR); if (i < 0.95 * NR) i++
+      printf "%d %.1f %.1f %.1f %.1f\n", NR, s / NR, med, v[i], v[1]
+    }')
+}
+
+ms () { awk -v u="$1" 'BEGIN { printf "%.2f", u / 1000 }'; }
+ratio () { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else printf "-" }'; }
+
+TABLE_FMT='%-46s %5s %8s %8s %8s %8s %9s %9s'
+
+table_head () { # title, baseline description
+  printf '\n== %s\n' "$1"
+  printf "$TABLE_FMT\n" "" n mean median p95 min "x mean" "x median"
+}
+
+row () { # label key baseline-key
+  local label=$1 key=$2 base=$3 note='' first bmean bmed
+  stats "$base"
+  bmean=$S_MEAN bmed=$S_MED
+  stats "$key"
+  if [ "${FAIL[$key]:-0}" -gt 0 ]; then
+    note="${FAIL[$key]} failed (first: status ${FSTATUS[$key]})"
+    first=$(grep -v '^$' "$R/err.$key" 2>/dev/null | head -n 1 | cut -c 1-100)
+    [ -n "$first" ] && note+=": $first"
+  fi
+  if [ "$S_N" = 0 ]; then
+    printf "$TABLE_FMT  %s\n" "$label" 0 - - - - - - "$note"
+    return
+  fi
+  local rm=- rd=-
+  if [ -n "$bmean" ]; then
+    if [ "$key" = "$base" ]; then rm=baseline rd=baseline
+    else rm=$(ratio "$S_MEAN" "$bmean"); rd=$(ratio "$S_MED" "$bmed"); fi
+  fi
+  printf "$TABLE_FMT" "$label" "$S_N" "$(ms "$S_MEAN")" "$(ms "$S_MED")" \
+    "$(ms "$S_P95")" "$(ms "$S_MIN")" "$rm" "$rd"
+  [ -n "$note" ] && printf '  %s' "$note"
+  echo
+}
+
+worker () {
+  T=$BENCH_T
+  AL=$T/bin/airlock
+  WORK=$T/work
+  R=$XDG_RUNTIME_DIR
+  trap '' PIPE
+  local BW=(bwrap --unshare-all --die-with-parent --new-session --ro-bind / / --proc /proc --dev /dev true)
+  local out i DPID='' daemon_ok=0 session_ok=0 run_ok=0 bwrap_ok=0
+
+  # ---- what we run on ----
+  local cpu mem
+  cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null)
+  mem=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo 2>/dev/null)
+  echo "airlock benchmark, $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+  echo "  machine: $(uname -srm), nproc $(nproc), ${cpu:-cpu unknown}, ${mem:-memory unknown}"
+  echo "  airlock: $("$AL" --version 2>&1 | head -n 1), build $BENCH_BUILDDIR, copied to $T"
+  echo "  helper:  not setuid, no file capabilities (unprivileged user namespaces)"
+  echo "  user:    $(id -un) (uid $(id -u))$([ -n "$BENCH_ROOT_RUN" ] && echo ", started by root"), private XDG_RUNTIME_DIR, its own daemon"
+  echo "  bash:    $BASH_VERSION; timing: \$EPOCHREALTIME around each run, in this one bash process"
+
+  if [ -z "$BWRAP_NOTE" ]; then
+    if ! command -v bwrap >/dev/null; then
+      BWRAP_NOTE="bwrap is not on PATH"
+    elif ! out=$("${BW[@]}" 2>&1); then
+      BWRAP_NOTE="bwrap cannot run here as $(id -un): $(echo "$out" | head -n 1)"
+    else
+      bwrap_ok=1
+    fi
+  fi
+  if ((bwrap_ok)); then
+    echo "  bwrap:   $(bwrap --version 2>&1 | head -n 1) ($(command -v bwrap)$([ -u "$(command -v bwrap)" ] && echo ", setuid"))"
+  else
+    echo "  bwrap:   comparison skipped: $BWRAP_NOTE"
+  fi
+
+  if out=$("$AL" run -v -- true 2>&1); then
+    run_ok=1
+    echo "  sandbox: $(echo "$out" | grep -o 'limits: .*' | head -n 1)"
+  else
+    echo "  sandbox: airlock run -- true failed here: $(echo "$out" | tail -n 1)"
+  fi
+
+  # ---- our daemon, started here so that we know its pid ----
+  "$AL" daemon >> "$R/daemon.log" 2>&1 &
+  DPID=$!
+  echo "$DPID" > "$R/bench-daemon.pid"
+  for i in $(seq 100); do
+    [ -S "$R/airlock/daemon.sock" ] && { daemon_ok=1; break; }
+    kill -0 "$DPID" 2>/dev/null || break
+    sleep 0.05
+  done
+  if ((daemon_ok)); then
+    api_start
+    if out=$("$AL" session open bench --workdir "$WORK" 2>&1); then
+      session_ok=1
+    else
+      echo "  session: airlock session open failed: $out"
+    fi
+  else
+    echo "  daemon:  airlock daemon did not start: $(tail -n 1 "$R/daemon.log" 2>/dev/null)"
+  fi
+  echo "  rounds:  $N_EXEC (commands) and $N_OPEN (sandboxes), after $WARMUP warm-up rounds each"
+
+  # ---- 1. one command in a warm session ----
+  local rounds=$((WARMUP + N_EXEC))
+  for ((i = 0; i < rounds; i++)); do
+    ((COUNTING = i >= WARMUP))
+    timed bash bash -c true
+    if ((session_ok)); then
+      timed cli "$AL" exec bench -- true
+      api_timed api '{"op":"exec","session":"bench","command":"true"}'
+    fi
+  done
+
+  # ---- 2. a fresh sandbox ----
+  local t0 t1 t2 rc1 rc2
+  rounds=$((WARMUP + N_OPEN))
+  for ((i = 0; i < rounds; i++)); do
+    ((COUNTING = i >= WARMUP))
+    ((bwrap_ok)) && timed bwrap "${BW[@]}"
+    ((run_ok)) && timed run "$AL" run -- true
+    if ((session_ok)); then
+      t0=$EPOCHREALTIME
+      "$AL" session open fresh --workdir "$WORK" > /dev/null 2>> "$R/err.open_cli"
+      rc1=$?
+      t1=$EPOCHREALTIME
+      "$AL" session close fresh > /dev/null 2>> "$R/err.close_cli"
+      rc2=$?
+      t2=$EPOCHREALTIME
+      record open_cli "$t0" "$t1" "$rc1"
+      record close_cli "$t1" "$t2" "$rc2"
+      [ "$rc1" = 0 ] || cat "$R/err.open_cli" >> "$R/err.cycle_cli"
+      [ "$rc2" = 0 ] || cat "$R/err.close_cli" >> "$R/err.cycle_cli"
+      record cycle_cli "$t0" "$t2" "$((rc1 || rc2))"
+
+      t0=$EPOCHREALTIME
+      api '{"op":"open","session":"fresh-api","workdir":"'"$WORK"'"}'
+      rc1=$?
+      [ "$rc1" = 0 ] || echo "$API_LAST" >> "$R/err.open_api"
+      t1=$EPOCHREALTIME
+      api '{"op":"close","session":"fresh-api"}'
+      rc2=$?
+      [ "$rc2" = 0 ] || echo "$API_LAST" >> "$R/err.cycle_api"
+      t2=$EPOCHREALTIME
+      [ "$rc1" = 0 ] || cat "$R/err.open_api" >> "$R/err.cycle_api"
+      record open_api "$t0" "$t1" "$rc1"
+      record cycle_api "$t0" "$t2" "$((rc1 || rc2))"
+    fi
+  done
+
+  # ---- the tables ----
+  table_head "1. One command (true) in a warm local session, against bash -c true"
+  row "bash -c true, spawned directly (baseline)" bash bash
+  if ((session_ok)); then
+    row "airlock exec bench -- true (CLI)" cli bash
+    row "  JSON API exec, one airlock serve connection" api bash
+  else
+    echo "  airlock side skipped: no session (see above)"
+  fi
+
+  local base=bwrap
+  ((bwrap_ok)) || base=''
+  table_head "2. A fresh sandbox, against bwrap --unshare-all ... true"
+  if ((bwrap_ok)); then
+    row "bwrap --unshare-all ... true (baseline)" bwrap bwrap
+  else
+    echo "  bwrap baseline skipped: $BWRAP_NOTE; no ratios"
+  fi
+  ((run_ok)) && row "airlock run -- true (one-shot sandbox)" run "$base"
+  ((run_ok || session_ok)) || echo "  airlock side skipped: no sandbox starts here (see above)"
+  if ((session_ok)); then
+    row "airlock session open (CLI)" open_cli "$base"
+    row "airlock session close (CLI)" close_cli "$base"
+    row "airlock session open + close (CLI)" cycle_cli "$base"
+    row "  JSON API open" open_api "$base"
+    row "  JSON API open + close" cycle_api "$base"
+  fi
+
+  echo
+  echo "Times in ms, per run, as seen by the caller (wall clock); x = ratio to the"
+  echo "table's baseline (mean to mean, median to median); p95 by nearest rank."
+  if ((session_ok)); then
+    local c a
+    stats cli; c=$S_MED
+    stats api; a=$S_MED
+    [ -n "$c" ] && [ -n "$a" ] &&
+      echo "airlock exec start-up (its process, connecting to the daemon): about $(ms "$(awk -v c="$c" -v a="$a" 'BEGIN { print c - a }')") ms (median CLI - median API)."
+  fi
+
+  # ---- stop what we started ----
+  if ((session_ok)); then
+    api '{"op":"close","session":"bench"}' || "$AL" session close bench > /dev/null 2>&1
+  fi
+  api_stop
+  if [ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null; then
+    kill -TERM "$DPID" 2>/dev/null
+    for i in $(seq 50); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$DPID" 2>/dev/null && kill -KILL "$DPID" 2>/dev/null
+  fi
+  wait "$DPID" 2>/dev/null
+  rm -f "$R/bench-daemon.pid"
+  return 0
+}
+
+if [ "${1:-}" = --worker ]; then
+  worker
+  exit 0
+fi
+main
