@@ -64,21 +64,6 @@ copy (struct sup_msg *m, size_t *used, const uint8_t *p, size_t n)
   return s;
 }
 
-static bool
-canonical_path (const uint8_t *p, size_t n)
-{
-  if (n == 0 || n > AL_MAX_PATH || p[0] != '/' || memchr (p, 0, n))
-    return false;
-  for (size_t i = 0; i < n; i++)
-    if (p[i] == '/'
-        && ((i + 1 < n && p[i + 1] == '/')
-            || (i + 1 < n && p[i + 1] == '.' && (i + 2 == n || p[i + 2] == '/'))
-            || (i + 2 < n && p[i + 1] == '.' && p[i + 2] == '.'
-                && (i + 3 == n || p[i + 3] == '/'))))
-      return false;
-  return n == 1 || p[n - 1] != '/';
-}
-
 static int
 store (struct sup_msg *m, size_t *used, const struct al_field *f,
        const char **why)
@@ -93,7 +78,7 @@ store (struct sup_msg *m, size_t *used, const struct al_field *f,
       u = al_u32 (f->value);
       break;
     case K_PATH:
-      if (!canonical_path (f->value, f->len))
+      if (!al_path_ok (f->value, f->len))
         FAIL ("path is not absolute and canonical, or too long");
       /* fall through */
     case K_STR:

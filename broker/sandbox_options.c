@@ -30,19 +30,6 @@ parse_number (const char *s, uint64_t *out, bool sizes)
   return true;
 }
 
-static bool
-canonical_destination (const char *p)
-{
-  if (p[0] != '/' || (p[1] && p[strlen (p) - 1] == '/'))
-    return false;
-  for (const char *c = p; *c; c++)
-    if (c[0] == '/'
-        && (c[1] == '/' || (c[1] == '.' && (c[2] == '/' || !c[2]))
-            || (c[1] == '.' && c[2] == '.' && (c[3] == '/' || !c[3]))))
-      return false;
-  return true;
-}
-
 char *
 add_bind (struct al_bind *binds, uint32_t *n, const char *spec)
 {
@@ -64,7 +51,7 @@ add_bind (struct al_bind *binds, uint32_t *n, const char *spec)
       return msg;
     }
   const char *dst = colon ? colon + 1 : src;
-  if (!canonical_destination (dst))
+  if (!al_path_ok ((const uint8_t *) dst, strlen (dst)))
     {
       if (asprintf (&msg, "bind destination '%s' must be an absolute path "
                     "without '.', '..' or '//'", dst) < 0)

@@ -57,8 +57,8 @@ rd64 (const uint8_t *p)
 
 /* A path the helper accepts: absolute, canonical ("/" alone, or "/a/b" with
  * no empty, "." or ".." component and no trailing slash), no NUL. */
-static bool
-path_ok (const uint8_t *p, size_t n)
+bool
+al_path_ok (const uint8_t *p, size_t n)
 {
   if (n == 0 || n > AL_MAX_PATH || p[0] != '/' || memchr (p, 0, n))
     return false;
@@ -134,7 +134,7 @@ store_field (struct decoder *d, uint16_t type, const uint8_t *v, uint32_t n,
       s = arena_copy (d, v, n);
       break;
     case K_PATH:
-      if (!path_ok (v, n))
+      if (!al_path_ok (v, n))
         FAIL ("path is not absolute and canonical, or too long");
       s = arena_copy (d, v, n);
       break;
@@ -145,7 +145,7 @@ store_field (struct decoder *d, uint16_t type, const uint8_t *v, uint32_t n,
         uint32_t a = rd32 (v);
         if (a > n - 4)
           FAIL ("pair field's first length overruns the field");
-        if (!path_ok (v + 4, a) || !path_ok (v + 4 + a, n - 4 - a))
+        if (!al_path_ok (v + 4, a) || !al_path_ok (v + 4 + a, n - 4 - a))
           FAIL ("bind path is not absolute and canonical, or too long");
         s = arena_copy (d, v + 4, a);
         s2 = arena_copy (d, v + 4 + a, n - 4 - a);

@@ -156,6 +156,9 @@ int al_read_header (struct al_reader *r, const uint8_t *buf, size_t len,
                     uint64_t type_mask, const char **why);
 int al_read_field (struct al_reader *r, struct al_field *f, const char **why);
 uint32_t al_u32 (const uint8_t *p); /* little-endian */
+/* A path as every message carries it: absolute and canonical ("/" or "/a/b",
+ * no empty, "." or ".." component, no trailing slash), no NUL, bounded. */
+bool al_path_ok (const uint8_t *p, size_t n);
 
 /* Decode one message.  Returns 0 and fills *out, or -1 and sets *why to a
  * static description of the first problem found.  Never reads beyond len. */

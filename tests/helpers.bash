@@ -40,3 +40,14 @@ write_conf () {
 reset_conf () {
   rm -f "$HELPER_CONF"
 }
+
+# Wait up to 5 s for no process to match the pattern (a unique sleep).
+gone () {
+  local i
+  for i in $(seq 50); do
+    pgrep -f "$1" >/dev/null || return 0
+    sleep 0.1
+  done
+  pgrep -af "$1"
+  return 1
+}

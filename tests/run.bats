@@ -5,16 +5,6 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-# Wait up to 5 s for no process to match the pattern (a unique sleep).
-gone () {
-  local i
-  for i in $(seq 50); do
-    pgrep -f "$1" >/dev/null || return 0
-    sleep 0.1
-  done
-  pgrep -af "$1"
-  return 1
-}
 
 @test "exit codes pass through" {
   for code in 0 1 3 42 255; do

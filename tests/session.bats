@@ -8,15 +8,6 @@ drive () {
   EXTRA_ENV="AIRLOCK_SUPERVISOR=$AIRLOCK_SUPERVISOR" as_user "$SESSION_DRIVER" "$@"
 }
 
-gone () {
-  local i
-  for i in $(seq 50); do
-    pgrep -f "$1" >/dev/null || return 0
-    sleep 0.1
-  done
-  pgrep -af "$1"
-  return 1
-}
 
 @test "session: several commands in one sandbox, exit codes and streams" {
   run drive ping 'run:echo one; exit 3' 'run:echo two >&2; exit 0' 'run:kill -TERM $$'

@@ -34,15 +34,6 @@ field () {
     python3 -c 'import json,sys; v=json.load(sys.stdin); [v := v[int(k)] if isinstance(v, list) else v[k] for k in sys.argv[1].split(".")]; print(json.dumps(v) if not isinstance(v, str) else v)' "$1"
 }
 
-gone () {
-  local i
-  for i in $(seq 50); do
-    pgrep -f "$1" >/dev/null || return 0
-    sleep 0.1
-  done
-  pgrep -af "$1"
-  return 1
-}
 
 @test "sessions: open, ls, close" {
   run al session open s1
