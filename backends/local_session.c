@@ -210,7 +210,7 @@ lose (struct backend_session *s, char **err, const char *why)
   if (!s->lost)
     snprintf (s->lost_why, sizeof s->lost_why, "%s", why);
   s->lost = true;
-  *err = xprintf ("session lost: %s", s->lost_why);
+  *err = xprintf ("%s", s->lost_why);
   return -1;
 }
 

@@ -151,7 +151,7 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
 {
   bool bad = false;
   const char *name = want_string (c, req, id, "session", true, &bad);
-  const char *workdir = want_string (c, req, id, "workdir", false, &bad);
+  const char *workdir = want_string (c, req, id, "workdir", true, &bad);
   const char *backend = want_string (c, req, id, "backend", false, &bad);
   if (bad)
     return;
@@ -165,10 +165,12 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
   if (strcmp (backend, "local"))
     return send_error (c, id, "not_implemented",
                        "backend \"%s\" is not available yet; use \"local\"", backend);
-  char *real = realpath (workdir ? workdir : ".", NULL);
+  if (workdir[0] != '/')
+    return send_error (c, id, "bad_request", "workdir must be an absolute path");
+  char *real = realpath (workdir, NULL);
   if (!real)
-    return send_error (c, id, "bad_request", "workdir %s: %s",
-                       workdir ? workdir : ".", strerror (errno));
+    return send_error (c, id, "bad_request", "workdir %s: %s", workdir,
+                       strerror (errno));
 
   static const char *env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", NULL };
   struct local_session_options o = { .log_fd = 2 };
@@ -293,6 +295,8 @@ on_output (void *ctx, struct session_exec *e, int stream, const char *text,
 {
   struct pending *p = ctx;
   (void) e;
+  if (!p->c)
+    return; /* its client went away: the command runs on, unheard */
   cJSON *ev = cJSON_CreateObject ();
   cJSON_AddItemToObject (ev, "id", cJSON_Duplicate (p->id, true));
   cJSON_AddStringToObject (ev, "event", "output");
@@ -322,8 +326,11 @@ on_done (void *ctx, struct session_exec *e, const struct exec_result *res)
   cJSON_AddNumberToObject (r, "duration_ms", (double) res->duration_ms);
   cJSON_AddBoolToObject (r, "timed_out", res->timed_out);
   cJSON_AddBoolToObject (r, "interrupted", res->interrupted);
-  client_send (p->c, r);
-  client_track_exec (p->c, e, false);
+  if (p->c)
+    client_send (p->c, r);
+  else
+    cJSON_Delete (r);
+  (void) e;
   for (struct pending **q = &pendings; *q; q = &(*q)->next)
     if (*q == p)
       {
@@ -401,7 +408,6 @@ op_exec (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
   p->s = s->s;
   p->next = pendings;
   pendings = p;
-  client_track_exec (c, e, true);
 }
 
 static void
@@ -462,7 +468,7 @@ op_job (struct daemon *d, struct client *c, const char *op, const cJSON *req,
         }
       return client_send (c, r);
     }
-  uint32_t job = (uint32_t) want_number (c, req, id, "job", 0, 1, 4294967295.0, &bad);
+  uint32_t job = (uint32_t) want_number (c, req, id, "job", 0, 1, 1e9, &bad);
   if (bad)
     return;
   if (!cJSON_GetObjectItemCaseSensitive (req, "job"))
@@ -503,7 +509,8 @@ op_job (struct daemon *d, struct client *c, const char *op, const cJSON *req,
       cJSON_Delete (r);
       return send_error (c, id, rc == -ENOENT ? "no_job" : "job_error",
                          rc == -ENOENT ? "no job %u in this session"
-                                       : "job %u is not running", job);
+                         : rc == -ESRCH ? "job %u is not running, or its stdin is closed"
+                                        : "job %u: the operation failed", job);
     }
   client_send (c, r);
 }
@@ -540,6 +547,15 @@ api_handle (struct daemon *d, struct client *c, const char *line, size_t len)
   if (!req)
     return send_error (c, NULL, "bad_json", "malformed JSON near byte %ld",
                        end ? (long) (end - line) : 0L);
+  while (end && end < line + len && (*end == ' ' || *end == '\t'))
+    end++;
+  if (end && end < line + len)
+    {
+      cJSON_Delete (req);
+      return send_error (c, NULL, "bad_json",
+                         "one JSON object per line: more follows at byte %ld",
+                         (long) (end - line));
+    }
   const cJSON *id = cJSON_GetObjectItemCaseSensitive (req, "id");
   const cJSON *op = cJSON_GetObjectItemCaseSensitive (req, "op");
   if (!cJSON_IsObject (req))
@@ -582,16 +598,22 @@ api_client_gone (struct daemon *d, struct client *c)
         }
       else
         q = &(*q)->next;
-  for (struct pending **p = &pendings; *p;)
-    if ((*p)->c == c)
-      {
-        struct pending *gone = *p;
-        *p = gone->next;
-        cJSON_Delete (gone->id);
-        free (gone);
-      }
-    else
-      p = &(*p)->next;
+  for (struct pending *p = pendings; p; p = p->next)
+    if (p->c == c)
+      p->c = NULL;
+}
+
+bool
+api_client_waiting (struct daemon *d, struct client *c)
+{
+  for (struct pending *p = pendings; p; p = p->next)
+    if (p->c == c)
+      return true;
+  for (struct dsession *ds = d->sessions; ds; ds = ds->next)
+    for (struct queued *q = ds->queue; q; q = q->next)
+      if (q->c == c)
+        return true;
+  return false;
 }
 
 void
@@ -612,8 +634,8 @@ api_session_gone (struct session *s, const char *why)
       {
         struct pending *gone = *p;
         *p = gone->next;
-        send_error (gone->c, gone->id, "session_lost", "%s", why);
-        client_track_exec (gone->c, gone->e, false);
+        if (gone->c)
+          send_error (gone->c, gone->id, "session_lost", "%s", why);
         cJSON_Delete (gone->id);
         free (gone);
       }

@@ -22,8 +22,6 @@
 
 #include "runtime_dir.h"
 
-#define MAX_EXECS_PER_CLIENT 64
-
 struct client {
   int fd;
   char *in;
@@ -31,7 +29,6 @@ struct client {
   char *out;
   size_t out_len, out_cap, out_off;
   bool closing, overlong, eof;
-  struct session_exec *execs[MAX_EXECS_PER_CLIENT];
 };
 
 void
@@ -61,23 +58,9 @@ client_send (struct client *c, cJSON *msg)
   free (text);
 }
 
-void
-client_track_exec (struct client *c, struct session_exec *e, bool add)
-{
-  for (size_t i = 0; i < MAX_EXECS_PER_CLIENT; i++)
-    if (add ? !c->execs[i] : c->execs[i] == e)
-      {
-        c->execs[i] = add ? e : NULL;
-        return;
-      }
-}
-
 static void
 client_free (struct daemon *d, struct client *c)
 {
-  for (size_t i = 0; i < MAX_EXECS_PER_CLIENT; i++)
-    if (c->execs[i])
-      session_exec_detach (c->execs[i]);
   api_client_gone (d, c);
   close (c->fd);
   free (c->in);
@@ -149,13 +132,15 @@ daemon_add (struct daemon *d, struct dsession *ds)
 void
 daemon_remove (struct daemon *d, struct dsession *ds)
 {
+  /* First, while the session is still listed: its waiting clients get an
+   * answer, its queue is emptied. */
+  api_session_gone (ds->s, "the session was closed while the command ran");
   for (struct dsession **p = &d->sessions; *p; p = &(*p)->next)
     if (*p == ds)
       {
         *p = ds->next;
         break;
       }
-  api_session_gone (ds->s, "the session was closed while the command ran");
   session_close (ds->s);
   free (ds->name);
   free (ds->backend);
@@ -409,10 +394,9 @@ serve_loop (struct daemon *d)
           {
             write_client (d->clients[i]);
             struct client *c = d->clients[i];
-            bool idle = true;
-            for (size_t k = 0; k < MAX_EXECS_PER_CLIENT; k++)
-              idle &= !c->execs[k];
-            if ((c->closing || (c->eof && idle)) && !c->out_len)
+            /* A half-closed client stays until all it asked is answered. */
+            if ((c->closing || (c->eof && !api_client_waiting (d, c)))
+                && !c->out_len)
               {
                 client_free (d, d->clients[i]);
                 d->clients[i] = NULL;

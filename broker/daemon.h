@@ -38,14 +38,15 @@ struct daemon {
 
 /* Queue one JSON message (and its newline) to the client; takes msg. */
 void client_send (struct client *c, cJSON *msg);
-/* The client's in-flight foreground execs are tracked for detaching. */
-void client_track_exec (struct client *c, struct session_exec *e, bool add);
 
 /* Handle one request line. */
 void api_handle (struct daemon *d, struct client *c, const char *line,
                  size_t len);
-/* A client went away: forget it in every exec it started. */
+/* A client went away: its running execs go on (their results dropped,
+ * the session's queue still advances), its queued ones are dropped. */
 void api_client_gone (struct daemon *d, struct client *c);
+/* Whether the client still waits for an exec result. */
+bool api_client_waiting (struct daemon *d, struct client *c);
 /* A session is going: its waiting clients get an error, not silence. */
 void api_session_gone (struct session *s, const char *why);
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "output_window.h"
+#include "protocol.h"
 #include "shell_state.h"
 
 #define BOOTSTRAP_TIMEOUT_MS 30000
@@ -41,6 +42,7 @@ struct session_exec {
   enum job_state state;
   int exit_code;
   long long ended;
+  bool stdin_closed;
   struct session_exec *next;
 };
 
@@ -264,13 +266,25 @@ on_event (struct session *s, const struct backend_event *ev)
         finish_foreground (s, e, ev->exit_code, ev->signal);
       return;
     case BACKEND_ERROR:
-      if (!e->background)
-        {
-          const char *m = ev->message ? ev->message : "error";
-          output_window_feed (e->w_err, m, strlen (m));
-          finish_foreground (s, e, 126, 0);
-        }
-      return;
+      {
+        /* The sandbox could not start the job (or feed it): the job ends
+         * here, with the reason where its output goes. */
+        const char *m = ev->message ? ev->message : "error";
+        if (e->background)
+          {
+            if (e->log_fd >= 0 && write (e->log_fd, m, strlen (m)) > 0)
+              e->log_bytes += strlen (m);
+            e->state = JOB_EXITED;
+            e->exit_code = 126;
+            e->ended = session_now_ms ();
+          }
+        else
+          {
+            output_window_feed (e->w_err, m, strlen (m));
+            finish_foreground (s, e, 126, 0);
+          }
+        return;
+      }
     case BACKEND_STARTED:
       return;
     }
@@ -457,6 +471,15 @@ session_exec (struct session *s, const struct exec_request *rq,
         }
     }
   bool with_stdin = rq->stdin_data != NULL || rq->background;
+  /* The whole script travels as one argument of the supervisor protocol. */
+  if (strlen (rq->command) > AL_MAX_STRING - 16384)
+    {
+      *err = xprintf ("the command is %zu bytes; the limit is %d (put long "
+                      "scripts in a file in the workspace)",
+                      strlen (rq->command), AL_MAX_STRING - 16384);
+      free_exec (e);
+      return -E2BIG;
+    }
   /* A background job restores the session's state but never saves it: a
    * job that ends late must not overwrite what later commands saved. */
   char *script = rq->background
@@ -543,8 +566,9 @@ session_job_read (struct session *s, uint32_t id, uint64_t offset, size_t max,
       return -errno;
     }
   /* Offsets count raw bytes; a character cut at the end is returned whole
-   * by the next read. */
-  size_t whole = (size_t) n < e->log_bytes - offset ? complete_utf8 ((unsigned char *) raw, (size_t) n) : (size_t) n;
+   * by the next read, unless the log is complete and ends there. */
+  bool at_end = (uint64_t) n == e->log_bytes - offset && e->state != JOB_RUNNING;
+  size_t whole = at_end ? (size_t) n : complete_utf8 ((unsigned char *) raw, (size_t) n);
   *len = output_window_sanitize_utf8 (raw, whole, data);
   info->output_bytes = offset + whole; /* the next offset */
   free (raw);
@@ -558,8 +582,9 @@ session_job_write (struct session *s, uint32_t id, const void *data, size_t n,
   struct session_exec *e = find_job (s, id);
   if (!e)
     return -ENOENT;
-  if (e->state != JOB_RUNNING)
+  if (e->state != JOB_RUNNING || e->stdin_closed)
     return -ESRCH;
+  e->stdin_closed = eof;
   return s->ops->write_stdin (s->bs, id, data, n, eof);
 }
 

@@ -232,7 +232,8 @@ got hello
 @test "sessions: malformed API input gets errors and the connection stays usable" {
   run api 'this is not json' '[1,2]' '{"id":1}' '{"id":2,"op":42}' '{"id":3,"op":"fly"}' \
           '{"id":4,"op":"exec","session":"nope","command":"true"}' \
-          '{"id":5,"op":"exec","session":7}' '{"id":6,"op":"ping"}'
+          '{"id":5,"op":"exec","session":7}' '{"id":6,"op":"ping"}{"id":9}' \
+          '{"id":10,"op":"open","session":"x"}' '{"id":11,"op":"ping"}'
   [ "$status" -eq 0 ]
   echo "$output"
   [[ "${lines[0]}" == *'"code":"bad_json"'* ]]
@@ -242,7 +243,31 @@ got hello
   [[ "${lines[4]}" == *'"code":"unknown_op"'*fly* ]]
   [[ "${lines[5]}" == *'"code":"no_session"'* ]]
   [[ "${lines[6]}" == *'"code":"wrong_type"'*session* ]]
-  [[ "${lines[7]}" == *'"id":6,"ok":true'* ]]
+  [[ "${lines[7]}" == *'"code":"bad_json"'*"one JSON object per line"* ]]
+  [[ "${lines[8]}" == *'"id":10'*'"code":"missing_field"'*workdir* ]]
+  [[ "${lines[9]}" == *'"id":11,"ok":true'* ]]
+}
+
+@test "sessions: a command queued behind another client's is answered, even after EOF" {
+  al session open s
+  (al exec s -- 'sleep 2; echo first' > "$T/q1" 2>&1) &
+  sleep 0.5
+  run api '{"id":1,"op":"exec","session":"s","command":"echo second"}'
+  wait
+  [ "$(cat "$T/q1")" = first ]
+  [ "$(field stdout)" = second ]
+}
+
+@test "sessions: closing a session answers the commands queued on it" {
+  al session open s
+  (al exec s -- 'sleep 3' > /dev/null 2>&1 || true) &
+  sleep 0.5
+  (api '{"id":1,"op":"exec","session":"s","command":"echo never"}' > "$T/queued" 2>&1) &
+  sleep 0.5
+  al session close s
+  wait
+  grep -q '"code":"session_lost"' "$T/queued"
+  ! grep -q never "$T/queued"
 }
 
 @test "sessions: finished jobs are pruned after jobs.finished_ttl" {
