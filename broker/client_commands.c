@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "daemon.h"
 #include "runtime_dir.h"
 
@@ -77,6 +78,15 @@ connect_daemon (void)
   int fd = try_connect (dir);
   if (fd >= 0)
     return fd;
+  /* A configuration error is said here, not buried in the daemon's log. */
+  struct airlock_config *cfg = config_load (&err);
+  if (!cfg)
+    {
+      fprintf (stderr, "airlock: %s\n", err);
+      free (err);
+      return -1;
+    }
+  config_free (cfg);
   start_daemon (dir);
   for (int waited = 0; waited < START_TIMEOUT_MS; waited += 20)
     {

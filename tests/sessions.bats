@@ -290,6 +290,19 @@ got hello
   rm -rf "$T/cfg-ro"
 }
 
+@test "sessions: an invalid setting is an error naming the key and where it came from" {
+  SESSION_ENV="AIRLOCK_EXEC_TIMEOUT=soon" setup
+  run al session open s
+  [ "$status" -ne 0 ]
+  [[ "$output" == *AIRLOCK_EXEC_TIMEOUT*soon* ]]
+  echo '{"backend": "lokal"}' > "$T/bad-config.json"
+  chmod 0644 "$T/bad-config.json"
+  SESSION_ENV="AIRLOCK_CONFIG=$T/bad-config.json" setup
+  run al session open s
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"$T/bad-config.json"*backend*lokal* ]]
+}
+
 @test "sessions: closing leaves no process behind" {
   al session open s
   marker=$((RANDOM + 1000))
