@@ -13,6 +13,7 @@ static const char usage[]
       "  run -- CMD [ARG]...       run one command in a fresh local sandbox\n"
       "  session ls|open|close     named sessions, kept by a per-user daemon\n"
       "  exec SESSION -- COMMAND   run a shell command line in a session\n"
+      "  shell SESSION             type commands into a session\n"
       "  serve                     the JSON-lines API on stdin/stdout\n"
       "\n"
       "  airlock COMMAND --help   options of a command\n"
@@ -38,6 +39,8 @@ main (int argc, char **argv)
     return session_command (argc - 1, argv + 1);
   if (!strcmp (argv[1], "exec"))
     return exec_command (argc - 1, argv + 1);
+  if (!strcmp (argv[1], "shell"))
+    return shell_command (argc - 1, argv + 1);
   if (!strcmp (argv[1], "serve"))
     return serve_command (argc - 1, argv + 1);
   if (!strcmp (argv[1], "daemon"))

@@ -267,6 +267,89 @@ session_command (int argc, char **argv)
 
 /* ---- airlock exec ---- */
 
+/* SIGINT and SIGTERM as events: they interrupt the running command. */
+static int
+block_stop_signals (void)
+{
+  sigset_t sigs;
+  sigemptyset (&sigs);
+  sigaddset (&sigs, SIGINT);
+  sigaddset (&sigs, SIGTERM);
+  sigprocmask (SIG_BLOCK, &sigs, NULL);
+  return signalfd (-1, &sigs, SFD_CLOEXEC);
+}
+
+/* Send one exec request (taking req) and relay its output live until the
+ * result.  Returns the command's exit status (1 on an error answer, -1
+ * when the daemon went away); *cwd, if asked, gets the session's cwd. */
+static int
+run_exec (struct conn *c, int sfd, const char *session, cJSON *req, char **cwd)
+{
+  cJSON_AddNumberToObject (req, "id", 1);
+  if (send_json (c->fd, req) < 0)
+    return -1;
+  for (;;)
+    {
+      struct pollfd p[2] = { { .fd = c->fd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+      if (!c->len && poll (p, 2, -1) < 0)
+        continue;
+      if (!c->len && (p[1].revents & POLLIN))
+        {
+          struct signalfd_siginfo si;
+          if (read (sfd, &si, sizeof si) > 0)
+            {
+              cJSON *intr = cJSON_CreateObject ();
+              cJSON_AddStringToObject (intr, "op", "interrupt");
+              cJSON_AddStringToObject (intr, "session", session);
+              cJSON_AddNumberToObject (intr, "id", 2);
+              send_json (c->fd, intr);
+            }
+          continue;
+        }
+      cJSON *m = read_json (c);
+      if (!m)
+        {
+          fprintf (stderr, "airlock: the daemon went away\n");
+          return -1;
+        }
+      const cJSON *id = cJSON_GetObjectItem (m, "id");
+      const cJSON *ev = cJSON_GetObjectItem (m, "event");
+      int rc = -2;
+      if (cJSON_IsNumber (id) && id->valueint == 2)
+        ; /* the interrupt's own answer */
+      else if (!cJSON_IsTrue (cJSON_GetObjectItem (m, "ok")) && !cJSON_IsString (ev))
+        rc = print_error (m, "exec");
+      else if (cJSON_IsString (ev) && !strcmp (ev->valuestring, "output"))
+        {
+          const cJSON *d = cJSON_GetObjectItem (m, "data");
+          const cJSON *st = cJSON_GetObjectItem (m, "stream");
+          FILE *f = cJSON_IsString (st) && !strcmp (st->valuestring, "stderr") ? stderr : stdout;
+          if (cJSON_IsString (d))
+            fputs (d->valuestring, f);
+          fflush (f);
+        }
+      else if (cJSON_IsString (ev) && !strcmp (ev->valuestring, "result"))
+        {
+          const cJSON *code = cJSON_GetObjectItem (m, "exit_code");
+          const cJSON *spill = cJSON_GetObjectItem (m, "spill_path");
+          const cJSON *dir = cJSON_GetObjectItem (m, "cwd");
+          rc = cJSON_IsNumber (code) ? code->valueint : 1;
+          if (cJSON_IsString (spill))
+            fprintf (stderr, "airlock: the full output is in %s\n", spill->valuestring);
+          if (cwd && cJSON_IsString (dir))
+            *cwd = strdup (dir->valuestring);
+        }
+      else if (cJSON_IsNumber (cJSON_GetObjectItem (m, "job")))
+        {
+          printf ("%d\n", cJSON_GetObjectItem (m, "job")->valueint);
+          rc = 0;
+        }
+      cJSON_Delete (m);
+      if (rc != -2)
+        return rc;
+    }
+}
+
 static const char exec_usage[]
     = "Usage: airlock exec SESSION [--timeout SEC] [--cwd DIR] [--stdin] [--background] -- COMMAND\n"
       "Run COMMAND (a shell command line) in the named session: cd and export\n"
@@ -361,83 +444,110 @@ exec_command (int argc, char **argv)
       cJSON_AddStringToObject (req, "stdin", in ? in : "");
       free (in);
     }
-  cJSON_AddNumberToObject (req, "id", 1);
   struct conn c = { .fd = connect_daemon () };
-  if (c.fd < 0 || send_json (c.fd, req) < 0)
-    return 1;
-
-  /* Ctrl-C interrupts the command (it then finishes with 130). */
-  sigset_t sigs;
-  sigemptyset (&sigs);
-  sigaddset (&sigs, SIGINT);
-  sigaddset (&sigs, SIGTERM);
-  sigprocmask (SIG_BLOCK, &sigs, NULL);
-  int sfd = signalfd (-1, &sigs, SFD_CLOEXEC);
-  int rc = 1;
-  for (;;)
+  if (c.fd < 0)
     {
-      struct pollfd p[2] = { { .fd = c.fd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
-      if (!c.len && poll (p, 2, -1) < 0)
-        continue;
-      if (!c.len && (p[1].revents & POLLIN))
-        {
-          struct signalfd_siginfo si;
-          if (read (sfd, &si, sizeof si) > 0)
-            {
-              cJSON *intr = cJSON_CreateObject ();
-              cJSON_AddStringToObject (intr, "op", "interrupt");
-              cJSON_AddStringToObject (intr, "session", session);
-              cJSON_AddNumberToObject (intr, "id", 2);
-              send_json (c.fd, intr);
-            }
-          continue;
-        }
-      cJSON *m = read_json (&c);
-      if (!m)
-        {
-          fprintf (stderr, "airlock exec: the daemon went away\n");
-          break;
-        }
-      const cJSON *id = cJSON_GetObjectItem (m, "id");
-      const cJSON *ev = cJSON_GetObjectItem (m, "event");
-      if (cJSON_IsNumber (id) && id->valueint == 2)
-        ; /* the interrupt's own answer */
-      else if (!cJSON_IsTrue (cJSON_GetObjectItem (m, "ok")) && !cJSON_IsString (ev))
-        {
-          rc = print_error (m, "exec");
-          cJSON_Delete (m);
-          break;
-        }
-      else if (cJSON_IsString (ev) && !strcmp (ev->valuestring, "output"))
-        {
-          const cJSON *d = cJSON_GetObjectItem (m, "data");
-          const cJSON *st = cJSON_GetObjectItem (m, "stream");
-          FILE *f = cJSON_IsString (st) && !strcmp (st->valuestring, "stderr") ? stderr : stdout;
-          if (cJSON_IsString (d))
-            fputs (d->valuestring, f);
-          fflush (f);
-        }
-      else if (cJSON_IsString (ev) && !strcmp (ev->valuestring, "result"))
-        {
-          rc = cJSON_GetObjectItem (m, "exit_code")->valueint;
-          const cJSON *spill = cJSON_GetObjectItem (m, "spill_path");
-          if (cJSON_IsString (spill))
-            fprintf (stderr, "airlock exec: the full output is in %s\n", spill->valuestring);
-          cJSON_Delete (m);
-          break;
-        }
-      else if (cJSON_GetObjectItem (m, "job"))
-        {
-          printf ("%d\n", cJSON_GetObjectItem (m, "job")->valueint);
-          rc = 0;
-          cJSON_Delete (m);
-          break;
-        }
-      cJSON_Delete (m);
+      cJSON_Delete (req);
+      return 1;
     }
+  int sfd = block_stop_signals ();
+  int rc = run_exec (&c, sfd, session, req, NULL);
   free (c.line);
   close (c.fd);
-  return rc;
+  return rc < 0 ? 1 : rc;
+}
+
+/* ---- airlock shell ---- */
+
+static const char shell_usage[]
+    = "Usage: airlock shell SESSION\n"
+      "Type commands into a session, one line each, as into a shell: cd and\n"
+      "export carry over, Ctrl-C interrupts the running command.  Ctrl-D or\n"
+      "`exit` leaves (the session stays open: airlock session close ends it).\n";
+
+int
+shell_command (int argc, char **argv)
+{
+  if (argc != 2 || argv[1][0] == '-')
+    {
+      bool help = argc == 2 && !strcmp (argv[1], "--help");
+      fputs (shell_usage, help ? stdout : stderr);
+      return help ? 0 : 2;
+    }
+  const char *session = argv[1];
+  struct conn c = { .fd = connect_daemon () };
+  if (c.fd < 0)
+    return 1;
+  /* The session must exist; its cwd starts the prompt. */
+  cJSON *ls = cJSON_CreateObject ();
+  cJSON_AddStringToObject (ls, "op", "list");
+  cJSON *r = call (&c, ls);
+  char *cwd = NULL;
+  const cJSON *it;
+  cJSON_ArrayForEach (it, cJSON_GetObjectItem (r, "sessions"))
+    {
+      const cJSON *name = cJSON_GetObjectItem (it, "session");
+      const cJSON *dir = cJSON_GetObjectItem (it, "cwd");
+      if (cJSON_IsString (name) && !strcmp (name->valuestring, session)
+          && cJSON_IsString (dir))
+        cwd = strdup (dir->valuestring);
+    }
+  cJSON_Delete (r);
+  if (!cwd)
+    {
+      fprintf (stderr, "airlock shell: no usable session \"%s\" (airlock session open %s)\n",
+               session, session);
+      free (c.line);
+      close (c.fd);
+      return 1;
+    }
+  int sfd = block_stop_signals ();
+  int last = 0;
+  char line[65536];
+  for (;;)
+    {
+      fprintf (stderr, "[%s %s]%s ", session, cwd, last ? "!" : "$");
+      fflush (stderr);
+      /* Wait for a line, or for Ctrl-C, which just gives a new prompt. */
+      struct pollfd p[2] = { { .fd = 0, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+      if (poll (p, 2, -1) < 0)
+        continue;
+      if (p[1].revents & POLLIN)
+        {
+          struct signalfd_siginfo si;
+          if (read (sfd, &si, sizeof si) > 0 && si.ssi_signo == SIGTERM)
+            break;
+          fputc ('\n', stderr);
+          continue;
+        }
+      if (!fgets (line, sizeof line, stdin))
+        {
+          fputc ('\n', stderr);
+          break;
+        }
+      line[strcspn (line, "\n")] = '\0';
+      if (!strcmp (line, "exit"))
+        break;
+      if (!*line)
+        continue;
+      cJSON *req = cJSON_CreateObject ();
+      cJSON_AddStringToObject (req, "op", "exec");
+      cJSON_AddStringToObject (req, "session", session);
+      cJSON_AddStringToObject (req, "command", line);
+      char *now = NULL;
+      last = run_exec (&c, sfd, session, req, &now);
+      if (now)
+        {
+          free (cwd);
+          cwd = now;
+        }
+      if (last == -1)
+        break; /* the daemon went away */
+    }
+  free (cwd);
+  free (c.line);
+  close (c.fd);
+  return 0;
 }
 
 /* ---- airlock serve ---- */

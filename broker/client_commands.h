@@ -8,6 +8,7 @@ int connect_daemon (void);
 
 int session_command (int argc, char **argv);
 int exec_command (int argc, char **argv);
+int shell_command (int argc, char **argv);
 int serve_command (int argc, char **argv);
 int daemon_command (int argc, char **argv);
 

@@ -303,6 +303,18 @@ got hello
   [[ "$output" == *"$T/bad-config.json"*backend*lokal* ]]
 }
 
+@test "sessions: airlock shell, for a person" {
+  al session open s
+  printf 'cd /tmp\nexport X=42\necho "$X in $PWD"\nfalse\nexit\n' > "$T/typed"
+  as_user "$AIRLOCK" shell s < "$T/typed" > "$T/shell.out" 2> "$T/shell.err"
+  [ "$(cat "$T/shell.out")" = "42 in /tmp" ]
+  grep -q "\[s $WORK\]\\$ \[s /tmp\]" "$T/shell.err"
+  grep -q "\[s /tmp\]! " "$T/shell.err"      # the last command failed
+  run al shell nope < /dev/null
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"no usable session"* ]]
+}
+
 @test "sessions: closing leaves no process behind" {
   al session open s
   marker=$((RANDOM + 1000))
