@@ -210,13 +210,11 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
   struct session *s = NULL;
   if (bs)
     {
-      char spill[4200];
-      snprintf (spill, sizeof spill, "%s", d->dir);
       struct session_limits lim = {
         .timeout_sec = (uint32_t) config_int (d->cfg, "exec.timeout"),
         .max_output_chars = (size_t) config_int (d->cfg, "exec.max_output_chars"),
         .grace_ms = 2000,
-        .spill_dir = strdup (spill),
+        .spill_dir = d->dir, /* the daemon's runtime dir: 0700, ours */
       };
       s = session_open (name, local_session_ops (), bs, real, &lim, &err);
     }
@@ -310,6 +308,7 @@ on_output (void *ctx, struct session_exec *e, int stream, const char *text,
 static void
 on_done (void *ctx, struct session_exec *e, const struct exec_result *res)
 {
+  (void) e;
   struct pending *p = ctx;
   cJSON *r = reply (p->id, true);
   cJSON_AddStringToObject (r, "event", "result");
@@ -330,7 +329,6 @@ on_done (void *ctx, struct session_exec *e, const struct exec_result *res)
     client_send (p->c, r);
   else
     cJSON_Delete (r);
-  (void) e;
   for (struct pending **q = &pendings; *q; q = &(*q)->next)
     if (*q == p)
       {
