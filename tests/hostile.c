@@ -879,9 +879,10 @@ privileged (const struct attacker *a, const struct proc_state *s)
   if (!(s->cap_prm | s->cap_eff | s->cap_amb))
     return false;
   /* Unprivileged mode: capabilities in a user namespace the caller made
-   * are the caller's own already. */
-  return a->strict || strcmp (s->userns, a->own_userns) == 0
-         || !strcmp (s->userns, "unknown");
+   * are the caller's own already.  A process that exited between the
+   * status read and the namespace read ("unknown") can only have been one
+   * of the unprivileged helper's: nothing there ever held more. */
+  return a->strict || strcmp (s->userns, a->own_userns) == 0;
 }
 
 static void
