@@ -5,6 +5,7 @@ PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 LIBEXECDIR ?= $(PREFIX)/libexec
 MANDIR     ?= $(PREFIX)/share/man
+DATADIR    ?= $(PREFIX)/share
 SYSCONFDIR ?= /etc
 DESTDIR    ?=
 BUILDDIR   ?= build
@@ -12,6 +13,8 @@ BUILDDIR   ?= build
 HELPER_CONF := $(SYSCONFDIR)/airlock/helper.conf
 HELPER_PATH := $(LIBEXECDIR)/airlock/airlock-helper
 SUPERVISOR_PATH := $(LIBEXECDIR)/airlock/airlock-supervisor
+DEFAULT_RULES := $(DATADIR)/airlock/default.rules
+ADMIN_RULES := $(SYSCONFDIR)/airlock/policy.rules
 
 CC       ?= gcc
 CLANG    ?= clang
@@ -30,18 +33,22 @@ endif
 BASE_CFLAGS := -std=gnu11 $(WARN) $(HARDEN) $(CFLAGS) -DAIRLOCK_VERSION='"$(VERSION)"' -Ihelper
 
 HELPER_PKGS := libcap-ng libseccomp
-BROKER_PKGS := libcjson libcurl
+BROKER_PKGS := libcjson libcurl libpcre2-8
+# libunistring (NFKC in policy/) has no pkg-config file.
+BROKER_LIBS := -lunistring
 # libnl's headers only: the helper dlopen()s it after clearing its
 # environment (see helper/loopback.c).
 NL_PKGS     := libnl-3.0 libnl-route-3.0
 
 HELPER_SRCS := $(wildcard helper/*.c)
-BACKEND_SRCS := backends/local.c backends/local_session.c backends/supervisor_protocol.c
+BACKEND_SRCS := backends/local.c backends/local_session.c backends/supervisor_protocol.c \
+                $(sort $(wildcard backends/docker*.c))
+POLICY_SRCS := $(sort $(wildcard policy/*.c))
 BROKER_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c \
                broker/daemon.c broker/api.c broker/session.c broker/shell_state.c \
                broker/output_window.c broker/config.c broker/runtime_dir.c \
-               broker/sandbox_options.c \
-               $(BACKEND_SRCS) helper/protocol.c
+               broker/sandbox_options.c broker/backend_open.c \
+               $(BACKEND_SRCS) $(POLICY_SRCS) helper/protocol.c
 SUPERVISOR_SRCS := backends/supervisor.c backends/supervisor_protocol.c helper/protocol.c
 
 HELPER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/%.o,$(HELPER_SRCS))
@@ -57,17 +64,19 @@ $(BUILDDIR)/obj/helper/%.o: helper/%.c $(wildcard helper/*.h) Makefile
 	$(CC) $(BASE_CFLAGS) $(shell $(PKG) --cflags $(HELPER_PKGS) $(NL_PKGS)) \
 	  -DHELPER_CONF='"$(HELPER_CONF)"' -c $< -o $@
 
-$(BUILDDIR)/obj/broker-%.o: %.c $(wildcard helper/protocol.h broker/*.h backends/*.h) Makefile
+$(BUILDDIR)/obj/broker-%.o: %.c $(wildcard helper/protocol.h broker/*.h backends/*.h policy/*.h) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -Ibroker -Ibackends $(shell $(PKG) --cflags $(BROKER_PKGS)) \
+	$(CC) $(BASE_CFLAGS) -Ibroker -Ibackends -Ipolicy $(shell $(PKG) --cflags $(BROKER_PKGS)) \
 	  -DHELPER_PATH='"$(HELPER_PATH)"' -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' \
-	  -DAIRLOCK_SYSTEM_CONFIG='"$(SYSCONFDIR)/airlock/config.json"' -c $< -o $@
+	  -DAIRLOCK_SYSTEM_CONFIG='"$(SYSCONFDIR)/airlock/config.json"' \
+	  -DAIRLOCK_DEFAULT_RULES='"$(DEFAULT_RULES)"' -DAIRLOCK_ADMIN_RULES='"$(ADMIN_RULES)"' \
+	  -c $< -o $@
 
 $(BUILDDIR)/airlock-helper: $(HELPER_OBJS)
 	$(CC) $(LDHARDEN) -o $@ $^ $(shell $(PKG) --libs $(HELPER_PKGS)) -ldl
 
 $(BUILDDIR)/airlock: $(BROKER_OBJS)
-	$(CC) $(LDHARDEN) -o $@ $^ $(shell $(PKG) --libs $(BROKER_PKGS))
+	$(CC) $(LDHARDEN) -o $@ $^ $(shell $(PKG) --libs $(BROKER_PKGS)) $(BROKER_LIBS)
 
 # The supervisor runs inside sandboxes, including --rootfs ones that may
 # have no libc: static.  (ASan builds link it dynamically: the sanitizer
@@ -99,13 +108,26 @@ UNIT_SRCS_shell_state := broker/shell_state.c
 UNIT_SRCS_supervisor_protocol := backends/supervisor_protocol.c helper/protocol.c
 UNIT_SRCS_output_window := broker/output_window.c
 UNIT_SRCS_config := broker/config.c
+# policy/: one test per module; test_rules also runs every case of the
+# shipped rule file (policy/default.rules).
+UNIT_TESTS += shell_parse rules gate modal_mode audit_log docker_risk
+UNIT_SRCS_shell_parse := policy/shell_parse.c policy/normalize.c
+UNIT_SRCS_rules := policy/rules.c policy/shell_parse.c policy/normalize.c
+UNIT_SRCS_gate := policy/gate.c policy/rules.c policy/shell_parse.c policy/normalize.c
+UNIT_SRCS_modal_mode := policy/modal_mode.c
+UNIT_SRCS_audit_log := policy/audit_log.c policy/redact.c
+UNIT_SRCS_docker_risk := policy/docker_risk.c
+# backends/docker: the Engine API client against an in-process fake socket.
+UNIT_TESTS += docker_engine
+UNIT_SRCS_docker_engine := backends/docker_engine.c
 UNIT_CFLAGS := -std=gnu11 $(WARN) -O1 -g -fsanitize=address,undefined \
-               -fno-sanitize-recover=undefined -Ihelper -Ibroker -Ibackends
+               -fno-sanitize-recover=undefined -Ihelper -Ibroker -Ibackends -Ipolicy \
+               -DAIRLOCK_SOURCE_DIR='"$(CURDIR)"' 
 .SECONDEXPANSION:
-$(BUILDDIR)/test_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) $(wildcard helper/*.h broker/*.h) Makefile
+$(BUILDDIR)/test_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) $(wildcard helper/*.h broker/*.h backends/*.h policy/*.h) policy/default.rules Makefile
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_SRCS_$*) \
-	  $(shell $(PKG) --cflags --libs cmocka $(BROKER_PKGS))
+	  $(shell $(PKG) --cflags --libs cmocka $(BROKER_PKGS)) $(BROKER_LIBS)
 
 $(BUILDDIR)/make_seeds: fuzz/make_seeds.c helper/protocol.c Makefile
 	@mkdir -p $(BUILDDIR)
@@ -116,9 +138,16 @@ $(BUILDDIR)/fuzz_protocol: fuzz/fuzz_protocol.c helper/protocol.c helper/protoco
 	$(CLANG) -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=undefined -Ihelper -o $@ fuzz/fuzz_protocol.c helper/protocol.c
 
+# normalize + tokenize of the approval gate: untrusted text of any length.
+$(BUILDDIR)/fuzz_shell_parse: fuzz/fuzz_shell_parse.c policy/shell_parse.c policy/normalize.c policy/shell_parse.h Makefile
+	@mkdir -p $(BUILDDIR)
+	$(CLANG) -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined -Ipolicy -o $@ fuzz/fuzz_shell_parse.c \
+	  policy/shell_parse.c policy/normalize.c $(BROKER_LIBS)
+
 # ---- fuzzing: every harness for FUZZ_SECONDS each ----
 FUZZ_SECONDS ?= 60
-FUZZERS := protocol
+FUZZERS := protocol shell_parse
 fuzz: $(foreach f,$(FUZZERS),$(BUILDDIR)/fuzz_$(f)) $(BUILDDIR)/make_seeds
 	@for f in $(FUZZERS); do \
 	  rm -rf $(BUILDDIR)/fuzz/$$f/seeds; mkdir -p $(BUILDDIR)/fuzz/$$f/corpus $(BUILDDIR)/fuzz/$$f/artifacts; \
@@ -132,7 +161,7 @@ fuzz: $(foreach f,$(FUZZERS),$(BUILDDIR)/fuzz_$(f)) $(BUILDDIR)/make_seeds
 TEST_TOOLS := $(BUILDDIR)/airlock-probe $(BUILDDIR)/airlock-hostile \
               $(foreach t,$(UNIT_TESTS),$(BUILDDIR)/test_$(t)) \
               $(BUILDDIR)/airlock-session-driver \
-              $(BUILDDIR)/fuzz_protocol $(BUILDDIR)/make_seeds
+              $(BUILDDIR)/fuzz_protocol $(BUILDDIR)/fuzz_shell_parse $(BUILDDIR)/make_seeds
 
 # The whole suite: unit tests, a fuzz smoke run under ASan+UBSan, and the
 # command-line tests as an unprivileged user under every privilege mode.
@@ -149,7 +178,7 @@ DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev \
                 libcap-ng-dev libseccomp-dev libnl-3-dev libnl-route-3-dev \
                 libnl-route-3-200 libcjson-dev libcurl4-openssl-dev libcmocka-dev \
                 bats libcap2-bin busybox-static iproute2 procps util-linux passwd \
-                python3 man-db bubblewrap
+                python3 man-db bubblewrap libpcre2-dev libunistring-dev docker.io
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	  | grep -q '^install ok installed' || echo $$p; done); \
@@ -174,6 +203,8 @@ install: all
 	install -m 0755 $(BUILDDIR)/airlock $(DESTDIR)$(BINDIR)/airlock
 	install -m 0755 $(BUILDDIR)/airlock-helper $(DESTDIR)$(HELPER_PATH)
 	install -m 0755 $(BUILDDIR)/airlock-supervisor $(DESTDIR)$(SUPERVISOR_PATH)
+	install -d $(DESTDIR)$(DATADIR)/airlock
+	install -m 0644 policy/default.rules $(DESTDIR)$(DEFAULT_RULES)
 	install -m 0644 docs/airlock.1 $(DESTDIR)$(MANDIR)/man1/airlock.1
 	install -m 0644 docs/airlock-helper.8 $(DESTDIR)$(MANDIR)/man8/airlock-helper.8
 
@@ -193,6 +224,7 @@ install-caps: install
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/airlock $(DESTDIR)$(HELPER_PATH) $(DESTDIR)$(SUPERVISOR_PATH) \
+	  $(DESTDIR)$(DEFAULT_RULES) \
 	  $(DESTDIR)$(MANDIR)/man1/airlock.1 $(DESTDIR)$(MANDIR)/man8/airlock-helper.8
 
 # The trusted core's budget: C lines in helper/, blank and comment lines out.

@@ -11,8 +11,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "local_session.h"
-#include "sandbox_options.h"
+#include "backend_open.h"
 
 #define JOB_READ_MAX (1 << 20)
 
@@ -162,53 +161,19 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
     return send_error (c, id, "session_exists", "session \"%s\" is already open", name);
   if (!backend)
     backend = config_string (d->cfg, "backend");
-  if (strcmp (backend, "local"))
-    return send_error (c, id, "not_implemented",
-                       "backend \"%s\" is not available yet; use \"local\"", backend);
   if (workdir[0] != '/')
     return send_error (c, id, "bad_request", "workdir must be an absolute path");
   char *real = realpath (workdir, NULL);
   if (!real)
     return send_error (c, id, "bad_request", "workdir %s: %s", workdir,
                        strerror (errno));
-
-  static const char *env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", NULL };
-  struct local_session_options o = { .log_fd = 2 };
-  o.run.helper = getenv ("AIRLOCK_HELPER");
-  if (!o.run.helper || !*o.run.helper)
-    o.run.helper = HELPER_PATH;
-  o.supervisor = getenv ("AIRLOCK_SUPERVISOR");
-  o.run.workdir = real;
-  o.run.envp = env;
-  const char *net = config_string (d->cfg, "local.network");
-  o.run.network = !strcmp (net, "none") ? AL_NET_NONE : !strcmp (net, "host") ? AL_NET_HOST : AL_NET_LOOPBACK;
-  o.run.pids_max = (uint32_t) config_int (d->cfg, "local.pids");
+  struct backend_open_request orq = { .cfg = d->cfg, .backend = backend,
+                                      .session = name, .workdir = real,
+                                      .owner_id = d->dir };
+  struct backend_opened bo;
   char *err = NULL;
-  const char *mem = config_string (d->cfg, "local.memory");
-  if (mem && !parse_number (mem, &o.run.memory_max, true))
-    err = strdup ("local.memory: not a size");
-  const char *rootfs = config_string (d->cfg, "local.rootfs");
-  if (!err && rootfs && !(o.run.rootfs = realpath (rootfs, NULL)))
-    {
-      if (asprintf (&err, "local.rootfs %s: %s", rootfs, strerror (errno)) < 0)
-        err = NULL;
-    }
-  const char *const *rw = config_list (d->cfg, "local.binds");
-  const char *const *ro = config_list (d->cfg, "local.ro_binds");
-  for (; !err && rw && *rw; rw++)
-    err = add_bind (o.run.binds_rw, &o.run.n_binds_rw, *rw);
-  for (; !err && ro && *ro; ro++)
-    err = add_bind (o.run.binds_ro, &o.run.n_binds_ro, *ro);
-  if (err)
-    {
-      free (real);
-      send_error (c, id, "bad_request", "configuration: %s", err);
-      free (err);
-      return;
-    }
-  struct backend_session *bs = local_session_open (&o, &err);
   struct session *s = NULL;
-  if (bs)
+  if (backend_open (&orq, &bo, &err) == 0)
     {
       struct session_limits lim = {
         .timeout_sec = (uint32_t) config_int (d->cfg, "exec.timeout"),
@@ -216,7 +181,8 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
         .grace_ms = 2000,
         .spill_dir = d->dir, /* the daemon's runtime dir: 0700, ours */
       };
-      s = session_open (name, local_session_ops (), bs, real, &lim, &err);
+      s = session_open (name, bo.ops, bo.bs, bo.cwd, &lim, &err);
+      free (bo.cwd);
     }
   free (real);
   if (!s)

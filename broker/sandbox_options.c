@@ -60,10 +60,9 @@ add_bind (struct al_bind *binds, uint32_t *n, const char *spec)
       free (src);
       return msg;
     }
-  if (!colon)
-    free (copy); /* else dst points into it, for the life of the sandbox */
   binds[*n].src = src;
-  binds[*n].dst = dst;
+  binds[*n].dst = strdup (dst);
+  free (copy);
   (*n)++;
   return NULL;
 }

@@ -1,0 +1,33 @@
+/* From configuration to a running backend session: the one place that
+ * knows every backend's options (api.c's open and the CLI go through it). */
+#ifndef AIRLOCK_BROKER_BACKEND_OPEN_H
+#define AIRLOCK_BROKER_BACKEND_OPEN_H
+
+#include "backend.h"
+#include "config.h"
+
+struct backend_open_request
+{
+  const struct airlock_config *cfg;
+  const char *backend;  /* "local", "docker", ... */
+  const char *session;  /* the session's name (labels, logs) */
+  const char *workdir;  /* absolute, symlinks resolved: the caller's
+                           working directory on this host */
+  const char *owner_id; /* who owns the sandbox: the daemon's runtime
+                           directory, so sandboxes of a dead daemon can be
+                           recognised as orphans */
+};
+
+struct backend_opened
+{
+  const struct backend_ops *ops;
+  struct backend_session *bs;
+  char *cwd; /* malloc'd: the session's first working directory, as the
+                sandbox sees it */
+};
+
+/* 0, or -1 with *err (malloc'd; names what failed and how to fix it). */
+int backend_open (const struct backend_open_request *rq,
+                  struct backend_opened *out, char **err);
+
+#endif

@@ -1,0 +1,82 @@
+/* What a shell command line would run, for the approval gate: the text is
+ * first normalized against obfuscation, then split into simple commands
+ * at every command position a POSIX/bash shell would see.
+ *
+ * This is a judge, not a shell: it errs towards finding more command
+ * positions (a quoted "rm -rf /" inside `bash -c '...'` is a command; one
+ * inside `echo '...'` is not).  Input is untrusted and may be anything:
+ * time and memory are linear in its length, nesting is bounded, and
+ * unbalanced quotes or parentheses end at the end of the text. */
+#ifndef AIRLOCK_POLICY_SHELL_PARSE_H
+#define AIRLOCK_POLICY_SHELL_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Normalize a command for matching (hermes-backends.md §5.2): strip ANSI
+ * (ECMA-48) escape sequences and NUL bytes; Unicode NFKC (fullwidth
+ * letters become ASCII); remove backslash-newline continuations; replace
+ * $IFS, ${IFS} and ${IFS...} spellings with a space.  Quote removal
+ * (r''m, r\m) is the tokenizer's job, on words.  Invalid UTF-8 bytes are
+ * kept as they are.  Returns a malloc'd NUL-terminated string (NULL only
+ * when out of memory). */
+char *policy_normalize (const char *text, size_t len);
+
+/* A redirection of a simple command: op is one of "<", ">", ">>", ">|",
+ * "<>", "&>", "&>>", ">&", "<&", "<<", "<<-", "<<<", each possibly
+ * preceded by a descriptor number ("2>", "2>>"); target is the word
+ * after it, quotes removed (for "<<" the delimiter). */
+struct shell_redirect
+{
+  char *op;
+  char *target;
+};
+
+/* One simple command at a command position. */
+struct shell_command
+{
+  /* Words with quotes and backslash escapes removed (r''m and r\m are
+   * "rm"); leading NAME=value assignments are dropped.  words[0] is the
+   * command name reduced to its last path component ("/usr/bin/sudo" and
+   * "./sudo" are "sudo"); path is that word as written, quotes removed.
+   * NULL-terminated; n_words >= 1. */
+  char **words;
+  size_t n_words;
+  char *path;
+  struct shell_redirect *redirs;
+  size_t n_redirs;
+  /* The operator after this command within its list: ";", "&", "|",
+   * "|&", "&&", "||", "\n", or "" at the end of the list. */
+  const char *connector;
+  /* Commands of one list share `list` (a number unique per list, in order
+   * of appearance); a list is a top-level line or the inside of $(...),
+   * `...`, <(...), (...), {...}, a shell's -c string, eval's arguments or
+   * a heredoc fed to a shell.  depth: 0 at top level, +1 per nesting. */
+  unsigned list;
+  unsigned depth;
+  /* Found after a wrapper (sudo [flags], env [VAR=...], exec, nohup,
+   * setsid, time, command, builtin, xargs [flags], timeout [flags] N,
+   * nice, ionice, stdbuf, chroot DIR, doas, su -c ...): the wrapper is
+   * its own command too, with all its words. */
+  bool wrapped;
+  /* stdin comes from a heredoc or here-string. */
+  bool heredoc;
+};
+
+struct shell_parse
+{
+  char *normalized; /* policy_normalize's output */
+  struct shell_command *cmds;
+  size_t n_cmds;
+  bool truncated; /* limits hit (nesting depth, words, commands) */
+};
+
+/* Normalize and tokenize; NULL only when out of memory. */
+struct shell_parse *shell_parse (const char *text, size_t len);
+void shell_parse_free (struct shell_parse *p);
+
+/* The canonical text of a command: its words joined by single spaces
+ * (malloc'd).  Rules of scope "command" match this. */
+char *shell_command_text (const struct shell_command *c);
+
+#endif
