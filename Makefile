@@ -49,7 +49,8 @@ BROKER_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c \
                broker/output_window.c broker/config.c broker/runtime_dir.c \
                broker/sandbox_options.c broker/backend_open.c \
                $(BACKEND_SRCS) $(POLICY_SRCS) helper/protocol.c
-SUPERVISOR_SRCS := backends/supervisor.c backends/supervisor_protocol.c helper/protocol.c
+SUPERVISOR_SRCS := backends/supervisor.c backends/supervisor_protocol.c helper/protocol.c \
+                   backends/exec_leader.c backends/process_tree.c
 
 HELPER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/%.o,$(HELPER_SRCS))
 BROKER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/broker-%.o,$(BROKER_SRCS))
@@ -95,10 +96,12 @@ $(BUILDDIR)/airlock-hostile: tests/hostile.c helper/protocol.c helper/protocol.h
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) -o $@ tests/hostile.c helper/protocol.c $(LDHARDEN)
 
-$(BUILDDIR)/airlock-session-driver: tests/session_driver.c $(BACKEND_SRCS) helper/protocol.c $(wildcard backends/*.h) Makefile
+# (the driver drives a local session: the docker sources need libcurl.)
+DRIVER_SRCS := $(filter-out backends/docker%,$(BACKEND_SRCS))
+$(BUILDDIR)/airlock-session-driver: tests/session_driver.c $(DRIVER_SRCS) helper/protocol.c $(wildcard backends/*.h) Makefile
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) -Ibackends -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' -o $@ \
-	  tests/session_driver.c $(BACKEND_SRCS) helper/protocol.c $(LDHARDEN)
+	  tests/session_driver.c $(DRIVER_SRCS) helper/protocol.c $(LDHARDEN)
 
 # Unit tests (cmocka), always with ASan+UBSan: test_X tests the module(s)
 # listed for it.

@@ -12,7 +12,6 @@
  *
  * Built static: in a --rootfs sandbox there may be no libc to load. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -28,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exec_leader.h"
+#include "process_tree.h"
 #include "supervisor_protocol.h"
 
 #define CONTROL_FD 0
@@ -86,71 +87,6 @@ close_fd (int *fd)
 }
 
 /* ---- the job leader ---- */
-
-/* Every descendant of `root`, from a scan of /proc (no kernel option
- * needed, unlike /proc/PID/task/TID/children). */
-static size_t
-descendants (pid_t root, pid_t *out, size_t max)
-{
-  static pid_t pid[8192], ppid[8192];
-  size_t n = 0, found = 0;
-  DIR *d = opendir ("/proc");
-  for (struct dirent *e; d && (e = readdir (d)) && n < 8192;)
-    {
-      char path[300], buf[512];
-      if (e->d_name[0] < '1' || e->d_name[0] > '9')
-        continue;
-      snprintf (path, sizeof path, "/proc/%s/stat", e->d_name);
-      int fd = open (path, O_RDONLY | O_CLOEXEC);
-      ssize_t r = fd >= 0 ? read (fd, buf, sizeof buf - 1) : -1;
-      if (fd >= 0)
-        close (fd);
-      if (r <= 0)
-        continue;
-      buf[r] = '\0';
-      char *paren = strrchr (buf, ')'); /* the name may hold anything */
-      int pp;
-      if (paren && sscanf (paren + 1, " %*c %d", &pp) == 1)
-        {
-          pid[n] = atoi (e->d_name);
-          ppid[n++] = pp;
-        }
-    }
-  if (d)
-    closedir (d);
-  /* Breadth first from root: out[] doubles as the queue. */
-  for (size_t q = 0, parent_i = 0;; q++)
-    {
-      pid_t parent = q == 0 ? root : out[parent_i++];
-      for (size_t i = 0; i < n && found < max; i++)
-        if (ppid[i] == parent)
-          out[found++] = pid[i];
-      if (parent_i >= found)
-        break;
-    }
-  return found;
-}
-
-/* Send sig to the whole tree below us; SIGKILL repeats until the tree is
- * empty, so a process forking while we kill cannot outrun us. */
-static void
-signal_tree (int sig)
-{
-  static pid_t pids[8192];
-  for (int round = 0; round < 1000; round++)
-    {
-      size_t n = descendants (getpid (), pids, 8192);
-      if (n == 0)
-        return;
-      for (size_t i = 0; i < n; i++)
-        kill (pids[i], sig);
-      if (sig != SIGKILL)
-        return;
-      while (waitpid (-1, NULL, WNOHANG) > 0)
-        ;
-      nanosleep (&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
-    }
-}
 
 /* fds 0-2 are the job's stdio; fd 3 is its metadata channel (stream 3),
  * where the session's shell wrapper reports the working directory. */
@@ -213,10 +149,10 @@ leader_main (const struct sup_msg *m, int fds[4], int ctl_fd, int status_fd)
         {
           unsigned char sig;
           if (read (ctl_fd, &sig, 1) == 1)
-            signal_tree (sig);
+            process_tree_signal (sig);
           else
             {
-              signal_tree (SIGKILL); /* the supervisor is gone */
+              process_tree_signal (SIGKILL); /* the supervisor is gone */
               _exit (0);
             }
         }
@@ -442,8 +378,13 @@ reap_leaders (void)
 }
 
 int
-main (void)
+main (int argc, char **argv)
 {
+  /* The docker backend runs each command through us (see exec_leader.c). */
+  if (argc > 1 && !strcmp (argv[1], EXEC_LEADER_FLAG))
+    return exec_leader_main (argc - 1, argv + 1);
+  if (argc > 1 && !strcmp (argv[1], EXEC_IDLE_FLAG))
+    return exec_leader_idle ();
   int type = 0;
   socklen_t len = sizeof type;
   if (getsockopt (CONTROL_FD, SOL_SOCKET, SO_TYPE, &type, &len) < 0

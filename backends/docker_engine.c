@@ -1,0 +1,474 @@
+/* The Docker Engine API client (see docker_engine.h). */
+#define _GNU_SOURCE
+#include "docker_engine.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CALL_TIMEOUT_S 120   /* create, start, remove: slow on a busy host */
+#define HIJACK_TIMEOUT_MS 30000
+#define HEAD_MAX 16384
+#define BODY_MAX (8 << 20)
+
+struct docker_engine {
+  char *socket;
+  CURL *curl; /* kept: its connection to the socket is reused */
+};
+
+static char *
+xprintf (const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  char *s = NULL;
+  if (vasprintf (&s, fmt, ap) < 0)
+    s = NULL;
+  va_end (ap);
+  return s;
+}
+
+char *
+docker_socket_choose (const char *configured, bool explicit,
+                      const char *docker_host, char **err)
+{
+  if (explicit && configured)
+    return strdup (configured);
+  if (docker_host && *docker_host)
+    {
+      if (strncmp (docker_host, "unix://", 7) || docker_host[7] != '/')
+        {
+          *err = xprintf ("DOCKER_HOST=%s: only a local unix socket "
+                          "(unix:///path) is supported; unset DOCKER_HOST or "
+                          "set docker.socket", docker_host);
+          return NULL;
+        }
+      return strdup (docker_host + 7);
+    }
+  return strdup (configured ? configured : DOCKER_DEFAULT_SOCKET);
+}
+
+struct docker_engine *
+docker_engine_new (const char *socket_path)
+{
+  struct docker_engine *e = calloc (1, sizeof *e);
+  if (!e || !(e->socket = strdup (socket_path)))
+    {
+      free (e);
+      return NULL;
+    }
+  return e;
+}
+
+void
+docker_engine_free (struct docker_engine *e)
+{
+  if (!e)
+    return;
+  if (e->curl)
+    curl_easy_cleanup (e->curl);
+  free (e->socket);
+  free (e);
+}
+
+const char *
+docker_engine_socket (const struct docker_engine *e)
+{
+  return e->socket;
+}
+
+/* Why the socket cannot be used, with the fix. */
+static char *
+connect_error (const char *socket, int err)
+{
+  if (err == EACCES || err == EPERM)
+    return xprintf ("permission denied on the Docker socket %s: this user may "
+                    "not use the Docker Engine.  Access to the Docker socket "
+                    "is root-equivalent (whoever can use it can become root "
+                    "on this host), so it is an administrator's decision: "
+                    "membership in group docker grants it (usermod -aG docker "
+                    "USER, then log in again); otherwise use the local backend",
+                    socket);
+  if (err == ENOENT || err == ECONNREFUSED || err == ENOTDIR)
+    return xprintf ("the Docker daemon is not running at %s (%s): start it "
+                    "(systemctl start docker, or dockerd as root), or point "
+                    "docker.socket or DOCKER_HOST=unix://PATH at its socket",
+                    socket, strerror (err));
+  return xprintf ("cannot connect to the Docker daemon at %s: %s", socket,
+                  err ? strerror (err) : "unknown error");
+}
+
+struct sink {
+  char *buf;
+  size_t len, cap;
+  bool too_big;
+  /* line mode (pulls) */
+  void (*on_line) (void *ctx, const char *line);
+  void *ctx;
+  size_t line_start;
+};
+
+static size_t
+sink_write (char *data, size_t size, size_t n, void *userdata)
+{
+  struct sink *s = userdata;
+  size_t total = size * n;
+  if (s->len + total + 1 > BODY_MAX)
+    {
+      if (!s->on_line)
+        {
+          s->too_big = true;
+          return 0;
+        }
+      /* A stream of lines: keep only the unfinished one. */
+      memmove (s->buf, s->buf + s->line_start, s->len - s->line_start);
+      s->len -= s->line_start;
+      s->line_start = 0;
+      if (s->len + total + 1 > BODY_MAX)
+        {
+          s->too_big = true;
+          return 0;
+        }
+    }
+  if (s->len + total + 1 > s->cap)
+    {
+      size_t cap = (s->len + total + 1) * 2;
+      char *p = realloc (s->buf, cap);
+      if (!p)
+        return 0;
+      s->buf = p;
+      s->cap = cap;
+    }
+  memcpy (s->buf + s->len, data, total);
+  s->len += total;
+  s->buf[s->len] = '\0';
+  if (s->on_line)
+    for (char *nl; (nl = memchr (s->buf + s->line_start, '\n', s->len - s->line_start));)
+      {
+        *nl = '\0';
+        s->on_line (s->ctx, s->buf + s->line_start);
+        *nl = '\n';
+        s->line_start = (size_t) (nl + 1 - s->buf);
+      }
+  return total;
+}
+
+static int
+perform (struct docker_engine *e, const char *method, const char *path,
+         const void *body, size_t len, const char *content_type,
+         struct sink *sink, long timeout_s, struct docker_response *r,
+         char **err)
+{
+  *r = (struct docker_response){ 0 };
+  if (!e->curl && !(e->curl = curl_easy_init ()))
+    {
+      *err = xprintf ("cannot initialise libcurl");
+      return -1;
+    }
+  CURL *c = e->curl;
+  curl_easy_reset (c);
+  char *url = xprintf ("http://localhost/v" DOCKER_API_VERSION "%s", path);
+  char *ctype = content_type ? xprintf ("Content-Type: %s", content_type) : NULL;
+  struct curl_slist *headers = NULL;
+  if (ctype)
+    headers = curl_slist_append (headers, ctype);
+  headers = curl_slist_append (headers, "Expect:"); /* no 100-continue round trip */
+  char errbuf[CURL_ERROR_SIZE] = "";
+  curl_easy_setopt (c, CURLOPT_UNIX_SOCKET_PATH, e->socket);
+  curl_easy_setopt (c, CURLOPT_URL, url);
+  curl_easy_setopt (c, CURLOPT_CUSTOMREQUEST, method);
+  curl_easy_setopt (c, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt (c, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt (c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt (c, CURLOPT_CONNECTTIMEOUT, 10L);
+  curl_easy_setopt (c, CURLOPT_TIMEOUT, timeout_s);
+  curl_easy_setopt (c, CURLOPT_WRITEFUNCTION, sink_write);
+  curl_easy_setopt (c, CURLOPT_WRITEDATA, sink);
+  if (body)
+    {
+      curl_easy_setopt (c, CURLOPT_POSTFIELDS, body);
+      curl_easy_setopt (c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) len);
+    }
+  else if (!strcmp (method, "POST"))
+    curl_easy_setopt (c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) 0);
+  if (!strcmp (method, "HEAD"))
+    curl_easy_setopt (c, CURLOPT_NOBODY, 1L);
+  CURLcode rc = url ? curl_easy_perform (c) : CURLE_OUT_OF_MEMORY;
+  curl_slist_free_all (headers);
+  free (ctype);
+  free (url);
+  if (rc != CURLE_OK)
+    {
+      long os_errno = 0;
+      curl_easy_getinfo (c, CURLINFO_OS_ERRNO, &os_errno);
+      if (rc == CURLE_COULDNT_CONNECT)
+        *err = connect_error (e->socket, (int) os_errno);
+      else if (sink->too_big)
+        *err = xprintf ("the Docker daemon's answer to %s %s is over %d MiB",
+                        method, path, BODY_MAX >> 20);
+      else
+        *err = xprintf ("Docker Engine API %s %s: %s", method, path,
+                        *errbuf ? errbuf : curl_easy_strerror (rc));
+      free (sink->buf);
+      return -1;
+    }
+  curl_easy_getinfo (c, CURLINFO_RESPONSE_CODE, &r->status);
+  r->body = sink->buf ? sink->buf : strdup ("");
+  r->len = sink->len;
+  if (r->body && !sink->on_line)
+    r->json = cJSON_ParseWithLength (r->body, r->len);
+  return 0;
+}
+
+int
+docker_call_raw (struct docker_engine *e, const char *method, const char *path,
+                 const void *body, size_t len, const char *content_type,
+                 struct docker_response *r, char **err)
+{
+  struct sink sink = { 0 };
+  return perform (e, method, path, body, len, content_type, &sink,
+                  CALL_TIMEOUT_S, r, err);
+}
+
+int
+docker_call (struct docker_engine *e, const char *method, const char *path,
+             const cJSON *body, struct docker_response *r, char **err)
+{
+  char *text = body ? cJSON_PrintUnformatted (body) : NULL;
+  if (body && !text)
+    {
+      *err = xprintf ("out of memory");
+      return -1;
+    }
+  int rc = docker_call_raw (e, method, path, text, text ? strlen (text) : 0,
+                            text ? "application/json" : NULL, r, err);
+  free (text);
+  return rc;
+}
+
+int
+docker_call_lines (struct docker_engine *e, const char *method,
+                   const char *path,
+                   void (*on_line) (void *ctx, const char *line), void *ctx,
+                   struct docker_response *r, char **err)
+{
+  struct sink sink = { .on_line = on_line, .ctx = ctx };
+  return perform (e, method, path, NULL, 0, NULL, &sink, 0, r, err);
+}
+
+void
+docker_response_free (struct docker_response *r)
+{
+  cJSON_Delete (r->json);
+  free (r->body);
+  *r = (struct docker_response){ 0 };
+}
+
+const char *
+docker_response_message (struct docker_response *r)
+{
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive (r->json, "message");
+  if (cJSON_IsString (m) && *m->valuestring)
+    return m->valuestring;
+  if (r->body && *r->body)
+    {
+      size_t n = strlen (r->body);
+      while (n && (r->body[n - 1] == '\n' || r->body[n - 1] == '\r'))
+        r->body[--n] = '\0';
+      return r->body;
+    }
+  return r->status ? "the Docker daemon answered with an error status"
+                   : "no answer from the Docker daemon";
+}
+
+int
+docker_engine_ping (struct docker_engine *e, char **err)
+{
+  struct docker_response r;
+  if (docker_call (e, "GET", "/_ping", NULL, &r, err) < 0)
+    return -1;
+  int rc = 0;
+  if (r.status != 200 || strncmp (r.body, "OK", 2))
+    {
+      *err = xprintf ("%s does not answer as a Docker Engine (GET /_ping: "
+                      "HTTP %ld %s)", e->socket, r.status,
+                      docker_response_message (&r));
+      rc = -1;
+    }
+  docker_response_free (&r);
+  return rc;
+}
+
+/* ---- the hijacked exec stream ----
+ * libcurl has no way to hand over a connection after a 101 answer to a
+ * plain HTTP request (only its websocket and h2c code use upgrades), so
+ * this one request is written by hand on a socket of our own. */
+
+static int
+wait_fd (int fd, short events, long long deadline_ms)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  long long now = (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  if (now >= deadline_ms)
+    return 0;
+  struct pollfd p = { .fd = fd, .events = events };
+  int r;
+  while ((r = poll (&p, 1, (int) (deadline_ms - now))) < 0 && errno == EINTR)
+    ;
+  return r;
+}
+
+static long long
+deadline_in (int ms)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + ms;
+}
+
+static int
+send_all (int fd, const char *p, size_t n, long long deadline)
+{
+  while (n > 0)
+    {
+      ssize_t w = send (fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (w < 0 && (errno == EAGAIN || errno == EINTR))
+        {
+          if (wait_fd (fd, POLLOUT, deadline) <= 0)
+            return -1;
+          continue;
+        }
+      if (w <= 0)
+        return -1;
+      p += w;
+      n -= (size_t) w;
+    }
+  return 0;
+}
+
+int
+docker_hijack (struct docker_engine *e, const char *path, const cJSON *body,
+               long *status, uint8_t **early, size_t *early_len, char **err)
+{
+  *status = 0;
+  *early = NULL;
+  *early_len = 0;
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  if (strlen (e->socket) >= sizeof sa.sun_path)
+    {
+      *err = xprintf ("the Docker socket path %s is too long", e->socket);
+      return -1;
+    }
+  strcpy (sa.sun_path, e->socket);
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0 || connect (fd, (struct sockaddr *) &sa, sizeof sa) < 0)
+    {
+      /* A unix socket connects at once or fails: no EINPROGRESS. */
+      *err = connect_error (e->socket, errno);
+      if (fd >= 0)
+        close (fd);
+      return -1;
+    }
+  char *text = body ? cJSON_PrintUnformatted (body) : strdup ("{}");
+  char *req = text ? xprintf ("POST /v" DOCKER_API_VERSION "%s HTTP/1.1\r\n"
+                              "Host: docker\r\n"
+                              "Content-Type: application/json\r\n"
+                              "Content-Length: %zu\r\n"
+                              "Connection: Upgrade\r\n"
+                              "Upgrade: tcp\r\n\r\n%s",
+                              path, strlen (text), text)
+                   : NULL;
+  free (text);
+  long long deadline = deadline_in (HIJACK_TIMEOUT_MS);
+  if (!req || send_all (fd, req, strlen (req), deadline) < 0)
+    {
+      *err = xprintf ("cannot send the exec request to the Docker daemon: %s",
+                      req ? strerror (errno) : "out of memory");
+      free (req);
+      close (fd);
+      return -1;
+    }
+  free (req);
+  /* The answer's head; what follows it may already be the stream. */
+  char *buf = malloc (HEAD_MAX + 1);
+  size_t len = 0;
+  char *end = NULL;
+  while (buf && !end && len < HEAD_MAX)
+    {
+      ssize_t n = recv (fd, buf + len, HEAD_MAX - len, 0);
+      if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        {
+          if (wait_fd (fd, POLLIN, deadline) <= 0)
+            break;
+          continue;
+        }
+      if (n <= 0)
+        break;
+      len += (size_t) n;
+      buf[len] = '\0';
+      end = strstr (buf, "\r\n\r\n");
+    }
+  if (!end || sscanf (buf, "HTTP/1.%*d %ld", status) != 1)
+    {
+      *err = xprintf ("the Docker daemon did not answer the exec request "
+                      "properly%s", len ? "" : " (no answer within 30 s)");
+      free (buf);
+      close (fd);
+      return -1;
+    }
+  size_t head = (size_t) (end + 4 - buf);
+  if (*status == 101 || *status == 200)
+    {
+      if (len > head)
+        {
+          *early = malloc (len - head);
+          if (*early)
+            {
+              memcpy (*early, buf + head, len - head);
+              *early_len = len - head;
+            }
+        }
+      free (buf);
+      return fd;
+    }
+  /* An error: its JSON body, as long as Content-Length says (or until the
+   * daemon closes), within the same deadline. */
+  size_t want = 0;
+  for (char *h = strcasestr (buf, "\r\ncontent-length:"); h && h < end;)
+    {
+      want = strtoul (h + 17, NULL, 10);
+      break;
+    }
+  while (len - head < want && len < HEAD_MAX)
+    {
+      ssize_t n = recv (fd, buf + len, HEAD_MAX - len, 0);
+      if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        {
+          if (wait_fd (fd, POLLIN, deadline) <= 0)
+            break;
+          continue;
+        }
+      if (n <= 0)
+        break;
+      len += (size_t) n;
+    }
+  buf[len] = '\0';
+  struct docker_response r = { .status = *status, .body = strdup (buf + head) };
+  if (r.body)
+    r.json = cJSON_Parse (r.body);
+  *err = xprintf ("%s", docker_response_message (&r));
+  docker_response_free (&r);
+  free (buf);
+  close (fd);
+  return -1;
+}
