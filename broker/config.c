@@ -323,9 +323,9 @@ static const struct cfg_key keys[] = {
 
   { .key = "docker.image", .type = T_STRING, .sdef = "debian:bookworm-slim",
     .doc = "Image of the session container; it must contain `bash`." },
-  { .key = "docker.network", .type = T_BOOL, .bdef = true,
-    .doc = "Whether the container has a network; false: network mode "
-           "`none`." },
+  { .key = "docker.network", .type = T_BOOL, .bdef = false,
+    .doc = "Whether the container has a network (docker's default bridge); "
+           "false: network mode `none`, only `lo`." },
   { .key = "docker.memory", .type = T_STRING, .check = &SIZE,
     .doc = "Memory limit (K, M, G, T: powers of 1024); unset: none." },
   { .key = "docker.cpus", .type = T_STRING, .check = &CPUS,
@@ -352,7 +352,17 @@ static const struct cfg_key keys[] = {
            "container." },
   { .key = "docker.socket", .type = T_STRING, .sdef = "/var/run/docker.sock",
     .check = &ABS_PATH, .flags = F_TILDE,
-    .doc = "The Docker Engine API's unix socket." },
+    .doc = "The Docker Engine API's unix socket.  Set in a file or "
+           "AIRLOCK_DOCKER_SOCKET, it wins; else DOCKER_HOST "
+           "(`unix://PATH` only), else the default." },
+  { .key = "docker.mount_workdir", .type = T_BOOL, .bdef = false,
+    .doc = "Bind the session's working directory read-write at the same "
+           "path in the container and start there (host access, which the "
+           "approval gate takes into account); false: start in `/`." },
+  { .key = "docker.tmpfs_size", .type = T_STRING, .sdef = "512M",
+    .check = &SIZE,
+    .doc = "Size of the container's `/tmp` (a tmpfs, like `/var/tmp` and "
+           "`/run`)." },
   { .key = "docker.pull", .type = T_BOOL, .bdef = true,
     .doc = "Pull the image when it is not present." },
   { .key = "docker.allow_docker_socket", .type = T_BOOL, .bdef = false,
@@ -1171,6 +1181,19 @@ config_origin (const struct airlock_config *c, const char *key)
 {
   const char *o = c->v[lookup (__func__, key, -1, -1)].origin;
   return o ? o : "default";
+}
+
+bool
+config_bool_admin (const struct airlock_config *c, const char *key)
+{
+  size_t i = lookup (__func__, key, T_BOOL, T_BOOL);
+  const char *o = c->v[i].origin;
+  if (!o || !strcmp (o, AIRLOCK_SYSTEM_CONFIG))
+    return c->v[i].b;
+  for (size_t k = 0; k < N_KEYS; k++)
+    if (!strcmp (keys[k].key, key))
+      return keys[k].bdef;
+  return false;
 }
 
 /* ---- output ---- */

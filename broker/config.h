@@ -55,6 +55,11 @@ const char *const *config_list (const struct airlock_config *c,
  * "environment variable NAME". */
 const char *config_origin (const struct airlock_config *c, const char *key);
 
+/* A boolean only the administrator may set: its value when it came from
+ * the compiled-in system file (AIRLOCK_SYSTEM_CONFIG, not a path the
+ * environment chose), else its default, whatever the user configured. */
+bool config_bool_admin (const struct airlock_config *c, const char *key);
+
 /* The whole effective config as a JSON object string (for `airlock config
  * show`), nested by section, unset strings as null; malloc'd.  Values of
  * keys that may hold secrets (docker.env) are shown as "<hidden>".

@@ -183,7 +183,7 @@ test_defaults (void **state)
   assert_list (config_list (c, "local.binds"), (const char *[]){ NULL });
   assert_list (config_list (c, "local.ro_binds"), (const char *[]){ NULL });
   assert_string_equal (config_string (c, "docker.image"), "debian:bookworm-slim");
-  assert_true (config_bool (c, "docker.network"));
+  assert_false (config_bool (c, "docker.network"));
   assert_int_equal (config_int (c, "docker.pids_limit"), 256);
   assert_list (config_list (c, "docker.env"), (const char *[]){ NULL });
   assert_string_equal (config_string (c, "docker.socket"), "/var/run/docker.sock");
