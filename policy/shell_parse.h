@@ -39,7 +39,8 @@ struct shell_command
    * "rm"); leading NAME=value assignments are dropped.  words[0] is the
    * command name reduced to its last path component ("/usr/bin/sudo" and
    * "./sudo" are "sudo"); path is that word as written, quotes removed.
-   * NULL-terminated; n_words >= 1. */
+   * NULL-terminated; n_words >= 1 (a command made only of redirections,
+   * "> /etc/passwd", has the one word ""). */
   char **words;
   size_t n_words;
   char *path;
@@ -69,7 +70,24 @@ struct shell_parse
   struct shell_command *cmds;
   size_t n_cmds;
   bool truncated; /* limits hit (nesting depth, words, commands) */
+  /* Steps taken, a deterministic measure of time: it grows linearly
+   * with the input (SHELL_PARSE_WORK_PER_BYTE bounds it), which the
+   * unit tests and the fuzz harness check. */
+  unsigned long long work;
 };
+
+/* work <= SHELL_PARSE_WORK_PER_BYTE * (len + 1) for any input of len
+ * bytes (normalization may lengthen the text up to 4 times, nesting
+ * is at most 64 deep and nested scripts get a bounded budget). */
+#define SHELL_PARSE_WORK_PER_BYTE 4096ULL
+
+/* The context-free steps of policy_normalize: everything except
+ * removing backslash-newline continuations, which needs the tokenizer's
+ * knowledge of quotes, comments and heredocs (shell_parse does it, and
+ * policy_normalize calls shell_parse).  *out_len gets the length; *work
+ * (may be NULL) grows by the steps taken.  NULL when out of memory. */
+char *policy_prenormalize (const char *text, size_t len, size_t *out_len,
+                           unsigned long long *work);
 
 /* Normalize and tokenize; NULL only when out of memory. */
 struct shell_parse *shell_parse (const char *text, size_t len);
