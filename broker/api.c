@@ -201,6 +201,9 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
   cJSON_AddStringToObject (r, "session", name);
   cJSON_AddStringToObject (r, "backend", backend);
   cJSON_AddStringToObject (r, "cwd", session_cwd (s));
+  const char *why = backend_reach_reasons (bo.ops, bo.bs);
+  if (why)
+    cJSON_AddStringToObject (r, "host_access_why", why);
   client_send (c, r);
 }
 

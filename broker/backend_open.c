@@ -1,11 +1,16 @@
 /* Backend selection: configuration in, a live backend session out. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend_open.h"
+#include "docker_engine.h"
+#include "docker_session.h"
 #include "local_session.h"
 #include "sandbox_options.h"
 
@@ -86,6 +91,141 @@ open_local (const struct backend_open_request *rq, struct backend_opened *out,
   return 0;
 }
 
+/* Set once this daemon opened a docker session: from then on its
+ * reaper looks after docker containers too. */
+static bool docker_used;
+
+static char *
+docker_socket_from (const struct airlock_config *cfg, char **err)
+{
+  bool explicit = strcmp (config_origin (cfg, "docker.socket"), "default") != 0;
+  return docker_socket_choose (config_string (cfg, "docker.socket"), explicit,
+                               getenv ("DOCKER_HOST"), err);
+}
+
+/* A container of the local Docker Engine.  docker.allow_docker_socket
+ * counts only from the administrator's system file: the socket is root
+ * on the host, users cannot grant it to themselves. */
+static int
+open_docker (const struct backend_open_request *rq, struct backend_opened *out,
+             char **err)
+{
+  const struct airlock_config *cfg = rq->cfg;
+  struct docker_session_options o = {
+    .image = config_string (cfg, "docker.image"),
+    .pull = config_bool (cfg, "docker.pull"),
+    .network = config_bool (cfg, "docker.network"),
+    .pids_limit = config_int (cfg, "docker.pids_limit"),
+    .user = config_string (cfg, "docker.user"),
+    .cap_add = config_list (cfg, "docker.cap_add"),
+    .volumes = config_list (cfg, "docker.volumes"),
+    .mount_workdir = config_bool (cfg, "docker.mount_workdir"),
+    .workdir = rq->workdir,
+    .admin_allows_socket = config_bool_admin (cfg, "docker.allow_docker_socket"),
+    .session = rq->session,
+    .owner_id = rq->owner_id,
+    .supervisor = getenv ("AIRLOCK_SUPERVISOR"),
+  };
+  if (!o.supervisor || !*o.supervisor)
+    o.supervisor = SUPERVISOR_PATH;
+  const char *mem = config_string (cfg, "docker.memory");
+  if (mem && !parse_number (mem, &o.memory, true))
+    {
+      *err = strdup ("configuration: docker.memory: not a size");
+      return -1;
+    }
+  const char *cpus = config_string (cfg, "docker.cpus");
+  if (cpus)
+    o.nano_cpus = (int64_t) (strtod (cpus, NULL) * 1e9);
+  uint64_t tmpfs = 0;
+  char tmpfs_size[32];
+  if (!parse_number (config_string (cfg, "docker.tmpfs_size"), &tmpfs, true))
+    {
+      *err = strdup ("configuration: docker.tmpfs_size: not a size");
+      return -1;
+    }
+  snprintf (tmpfs_size, sizeof tmpfs_size, "%llu", (unsigned long long) tmpfs);
+  o.tmpfs_size = tmpfs_size;
+  /* The container's environment: docker.env, then the forwarded names
+   * from the daemon's own environment (the caller's, when it started it). */
+  const char *const *env = config_list (cfg, "docker.env");
+  const char *const *fwd = config_list (cfg, "docker.forward_env");
+  size_t n = 0;
+  for (const char *const *e = env; *e; e++)
+    n++;
+  for (const char *const *f = fwd; *f; f++)
+    n++;
+  char **all = calloc (n + 1, sizeof *all);
+  char *sock = all ? docker_socket_from (cfg, err) : NULL;
+  if (!sock)
+    {
+      free (all);
+      if (!*err)
+        *err = strdup ("out of memory");
+      return -1;
+    }
+  o.socket = sock;
+  n = 0;
+  for (const char *const *e = env; *e; e++)
+    all[n++] = strdup (*e);
+  for (const char *const *f = fwd; *f; f++)
+    if (getenv (*f) && asprintf (&all[n], "%s=%s", *f, getenv (*f)) >= 0)
+      n++;
+  o.env = (const char *const *) all;
+  docker_used = true;
+  out->bs = docker_session_open (&o, &out->cwd, err);
+  for (size_t i = 0; i < n; i++)
+    free (all[i]);
+  free (all);
+  free (sock);
+  if (!out->bs)
+    return -1;
+  out->ops = docker_session_ops ();
+  return 0;
+}
+
+/* Whether another daemon still serves at its runtime directory. */
+static bool
+owner_alive (void *ctx, const char *owner)
+{
+  (void) ctx;
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  if ((size_t) snprintf (sa.sun_path, sizeof sa.sun_path, "%s/daemon.sock", owner)
+      >= sizeof sa.sun_path)
+    return true; /* cannot tell: leave it */
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  bool alive = fd < 0 || connect (fd, (struct sockaddr *) &sa, sizeof sa) == 0;
+  if (fd >= 0)
+    close (fd);
+  return alive;
+}
+
+void
+backend_reap_orphans (const struct airlock_config *cfg, const char *owner_id,
+                      bool (*is_open) (void *ctx, const char *session),
+                      void *ctx)
+{
+  if (!docker_used && strcmp (config_string (cfg, "backend"), "docker"))
+    return;
+  char *err = NULL;
+  char *sock = docker_socket_from (cfg, &err);
+  struct docker_reap_request rq = {
+    .socket = sock, .owner_id = owner_id,
+    .idle_timeout_s = config_int (cfg, "session.idle_timeout"),
+    .is_open = is_open, .owner_alive = owner_alive, .ctx = ctx,
+  };
+  if (sock && docker_reap_orphans (&rq, &err) < 0 && docker_used)
+    fprintf (stderr, "airlock daemon: docker orphan reaper: %s\n", err ? err : "failed");
+  free (err);
+  free (sock);
+}
+
+const char *
+backend_reach_reasons (const struct backend_ops *ops, struct backend_session *bs)
+{
+  return ops == docker_session_ops () ? docker_session_risk_reasons (bs) : NULL;
+}
+
 int
 backend_open (const struct backend_open_request *rq, struct backend_opened *out,
               char **err)
@@ -94,6 +234,8 @@ backend_open (const struct backend_open_request *rq, struct backend_opened *out,
   *err = NULL;
   if (!strcmp (rq->backend, "local"))
     return open_local (rq, out, err);
+  if (!strcmp (rq->backend, "docker"))
+    return open_docker (rq, out, err);
   *err = msg ("backend \"%s\" is not available yet; use \"local\"%s",
               rq->backend, "");
   return -1;

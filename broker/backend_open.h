@@ -30,4 +30,16 @@ struct backend_opened
 int backend_open (const struct backend_open_request *rq,
                   struct backend_opened *out, char **err);
 
+/* Sandboxes left behind by daemons that died (docker containers): removed
+ * once stopped or idle too long.  The daemon calls it at start and every
+ * minute; is_open tells whether one of its sessions is open. */
+void backend_reap_orphans (const struct airlock_config *cfg, const char *owner_id,
+                           bool (*is_open) (void *ctx, const char *session),
+                           void *ctx);
+
+/* Why an open session reaches the host (for the open reply); NULL when it
+ * does not, or its backend does not say. */
+const char *backend_reach_reasons (const struct backend_ops *ops,
+                                   struct backend_session *bs);
+
 #endif

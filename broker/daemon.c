@@ -20,6 +20,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "backend_open.h"
 #include "runtime_dir.h"
 
 struct client {
@@ -332,11 +333,29 @@ lose_session (struct daemon *d, struct dsession *s, const char *why)
   daemon_remove (d, s);
 }
 
+/* SIGTERM and SIGINT end the daemon the orderly way: its sessions are
+ * closed, so nothing of theirs (a docker container) is left behind. */
+static volatile sig_atomic_t stop_requested;
+
+static void
+on_stop_signal (int sig)
+{
+  (void) sig;
+  stop_requested = 1;
+}
+
+static bool
+session_is_open (void *d, const char *name)
+{
+  return daemon_find (d, name) != NULL;
+}
+
 static void
 serve_loop (struct daemon *d)
 {
   d->idle_since = session_now_ms ();
-  while (!d->stop)
+  long long orphans_reaped = d->idle_since - 60000; /* at start, then each minute */
+  while (!d->stop && !stop_requested)
     {
       struct pollfd p[1 + MAX_CLIENTS + 256];
       void *who[1 + MAX_CLIENTS + 256];
@@ -406,6 +425,11 @@ serve_loop (struct daemon *d)
           }
       reap_idle (d);
       long long now = session_now_ms ();
+      if (now - orphans_reaped >= 60000)
+        {
+          backend_reap_orphans (d->cfg, d->dir, session_is_open, d);
+          orphans_reaped = now;
+        }
       if (any_client || d->sessions)
         d->idle_since = now;
       else if (now - d->idle_since > (long long) d->idle_exit_sec * 1000)
@@ -443,6 +467,9 @@ daemon_main (int idle_exit_sec)
       return 1;
     }
   signal (SIGPIPE, SIG_IGN);
+  struct sigaction stop = { .sa_handler = on_stop_signal };
+  sigaction (SIGTERM, &stop, NULL);
+  sigaction (SIGINT, &stop, NULL);
   load_lost (&d);
   serve_loop (&d);
   while (d.sessions)

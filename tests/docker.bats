@@ -1,0 +1,309 @@
+#!/usr/bin/env bats
+# The docker backend's own tests, against a real dockerd (tests/run-tests.sh
+# runs them once, after the local suites; tests/sessions.bats runs the
+# backend-agnostic suite with BACKEND=docker).  The docker CLI is used only
+# to set up and inspect, never to run what airlock is tested for.
+#
+# Needs: a running dockerd, the image airlock-test:latest
+# (tests/docker/make-image.sh), TEST_USER in group docker, OTHER_USER not.
+
+load helpers
+
+DOCKER=/usr/bin/docker
+IMAGE=airlock-test:latest
+
+setup () {
+  if ! $DOCKER info >/dev/null 2>&1; then
+    [ "${AIRLOCK_REQUIRE_DOCKER:-0}" = 1 ] && { echo "dockerd is not reachable" >&2; return 1; }
+    skip "dockerd is not reachable"
+  fi
+  RUNDIR="$T/xdg-docker-$BATS_TEST_NUMBER"
+  rm -rf "$RUNDIR"
+  mkdir -p "$RUNDIR"
+  chown "$TEST_USER" "$RUNDIR"
+  chmod 0700 "$RUNDIR"
+  OWNER="$RUNDIR/airlock"
+  base_env
+}
+
+# The environment of every airlock call; more settings as arguments.
+base_env () {
+  export EXTRA_ENV="XDG_RUNTIME_DIR=$RUNDIR AIRLOCK_SUPERVISOR=$AIRLOCK_SUPERVISOR AIRLOCK_BACKEND=docker AIRLOCK_DAEMON_IDLE_EXIT=30 AIRLOCK_DOCKER_IMAGE=$IMAGE AIRLOCK_DOCKER_PULL=false $*"
+}
+
+# This test's daemon, politely (SIGTERM: it closes its sessions).
+stop_daemon () {
+  local pid i
+  pid=$(pgrep -f "^airlock daemon" | while read -r p; do
+          grep -qz "XDG_RUNTIME_DIR=$RUNDIR" "/proc/$p/environ" 2>/dev/null && echo "$p"; done)
+  [ -n "$pid" ] && kill $pid 2>/dev/null
+  for i in $(seq 50); do [ -z "$pid" ] || ! kill -0 $pid 2>/dev/null && break; sleep 0.1; done
+}
+
+teardown () {
+  stop_daemon
+  # Whatever this test left (it should be nothing: see "closing removes").
+  ids=$($DOCKER ps -aq --filter "label=airlock.owner=$OWNER" 2>/dev/null)
+  [ -z "$ids" ] || $DOCKER rm -f $ids >/dev/null 2>&1
+  true
+}
+
+# The daemon reads its configuration when it starts: a new one for new
+# settings (this test's containers go with the old one).
+restart_with () {
+  stop_daemon
+  base_env "$@"
+}
+
+al () { as_user "$AIRLOCK" "$@"; }
+api () { printf '%s\n' "$@" | as_user "$AIRLOCK" serve; }
+
+field () {
+  printf '%s\n' "$output" | grep '^{' | tail -n 1 |
+    python3 -c 'import json,sys; v=json.load(sys.stdin); [v := v[int(k)] if isinstance(v, list) else v[k] for k in sys.argv[1].split(".")]; print(json.dumps(v) if not isinstance(v, str) else v)' "$1"
+}
+
+# The container of this test's session $1.
+container () {
+  $DOCKER ps -aq --filter "label=airlock.owner=$OWNER" --filter "label=airlock.session=$1"
+}
+
+@test "docker: hardened from the inside: no capabilities, no-new-privileges, only lo" {
+  al session open s
+  run al exec s -- 'grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs)" /proc/self/status; ls /sys/class/net'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for cap in CapInh CapPrm CapEff CapBnd CapAmb; do
+    echo "$output" | grep -qx "$cap:[[:space:]]*0000000000000000"
+  done
+  echo "$output" | grep -qx "NoNewPrivs:[[:space:]]*1"
+  [ "$(echo "$output" | tail -n 1)" = lo ]
+  # tmpfs with nosuid,nodev, and the labels
+  run al exec s -- 'grep -E " /(tmp|var/tmp|run) " /proc/mounts'
+  [ "$(echo "$output" | grep -c 'tmpfs.*nosuid,nodev')" -eq 3 ]
+  c=$(container s)
+  [ -n "$c" ]
+  [ "$($DOCKER inspect -f '{{index .Config.Labels "airlock.user"}}' "$c")" = "$(id -u "$TEST_USER")" ]
+  [ -n "$($DOCKER inspect -f '{{index .Config.Labels "airlock.config-hash"}}' "$c")" ]
+  [ "$($DOCKER inspect -f '{{.HostConfig.Init}} {{.HostConfig.NetworkMode}}' "$c")" = "true none" ]
+}
+
+@test "docker: the pids limit is enforced" {
+  base_env AIRLOCK_DOCKER_PIDS_LIMIT=40
+  al session open s
+  # busybox sh: it gives up at the first fork that fails (bash would
+  # retry for a long while); each sleep started is counted by a builtin.
+  al exec s -- 'printf "%s\n" "for i in \$(seq 80); do sleep 5 & echo \$i; done" > /tmp/p.sh'
+  run al exec s --timeout 20 -- 'sh /tmp/p.sh'
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"can't fork"* ]]
+  n=$(echo "$output" | grep -x '[0-9]*' | tail -n 1)
+  [ "$n" -lt 40 ]
+  [ "$n" -ge 25 ]
+  [ "$($DOCKER inspect -f '{{.HostConfig.PidsLimit}}' "$(container s)")" = 40 ]
+}
+
+@test "docker: limits, user, network and environment from the configuration" {
+  base_env AIRLOCK_DOCKER_MEMORY=256M AIRLOCK_DOCKER_CPUS=0.5 AIRLOCK_DOCKER_USER=1000 \
+    AIRLOCK_DOCKER_NETWORK=true 'AIRLOCK_DOCKER_ENV={"SECRET_TOKEN":"s3cr3t"}'
+  al session open s
+  run al exec s -- 'id -u; echo "$SECRET_TOKEN"; ls /sys/class/net | sort | tr "\n" " "'
+  echo "$output"
+  [ "${lines[0]}" = 1000 ]
+  [ "${lines[1]}" = s3cr3t ]
+  [[ "${lines[2]}" == *eth0* ]]
+  c=$(container s)
+  [ "$($DOCKER inspect -f '{{.HostConfig.Memory}} {{.HostConfig.NanoCpus}} {{.HostConfig.NetworkMode}}' "$c")" = "268435456 500000000 bridge" ]
+  # The value travels in the create body, never on a command line.
+  ! grep -l 's3cr[3]t' /proc/[0-9]*/cmdline 2>/dev/null
+}
+
+@test "docker: host access is judged and reported at open" {
+  run api '{"id":1,"op":"open","session":"iso","workdir":"'"$WORK"'"}'
+  echo "$output"
+  [ "$(field host_access)" = false ]
+  [ "$(field cwd)" = / ]
+  restart_with AIRLOCK_DOCKER_MOUNT_WORKDIR=true
+  run api '{"id":2,"op":"open","session":"wd","workdir":"'"$WORK"'"}'
+  echo "$output"
+  [ "$(field host_access)" = true ]
+  [[ "$(field host_access_why)" == *"$WORK"*"host path"* ]]
+  [ "$(field cwd)" = "$WORK" ]
+  # A named volume of the local driver with no options stays isolated.
+  vol=airlock-test-vol-$BATS_TEST_NUMBER
+  $DOCKER volume rm -f "$vol" >/dev/null 2>&1 || true
+  restart_with "AIRLOCK_DOCKER_VOLUMES=[\"$vol:/data\"]"
+  run api '{"id":3,"op":"open","session":"vol","workdir":"'"$WORK"'"}'
+  echo "$output"
+  [ "$(field host_access)" = false ]
+  api '{"id":4,"op":"close","session":"vol"}'
+  # The same name, now a volume that binds a host directory: host access.
+  $DOCKER volume rm -f "$vol" >/dev/null
+  $DOCKER volume create -d local -o type=none -o o=bind -o device="$T" "$vol" >/dev/null
+  run api '{"id":5,"op":"open","session":"vol2","workdir":"'"$WORK"'"}'
+  echo "$output"
+  [ "$(field host_access)" = true ]
+  [[ "$(field host_access_why)" == *"$vol"*"$T"* ]]
+  api '{"id":6,"op":"close","session":"vol2"}'
+  $DOCKER volume rm -f "$vol" >/dev/null
+}
+
+@test "docker: mounting the Docker socket is refused unless the administrator allows it" {
+  base_env 'AIRLOCK_DOCKER_VOLUMES=["/var/run:/hostrun"]' AIRLOCK_DOCKER_ALLOW_DOCKER_SOCKET=true
+  run al session open s
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"exposes the Docker socket"*"administrator"* ]]
+  [ -z "$(container s)" ]
+  # The system file (root's) may allow it.
+  sys="$T/etc/airlock/config.json"
+  mkdir -p "$T/etc/airlock"
+  echo '{"docker": {"allow_docker_socket": true}}' > "$sys"
+  chmod 0644 "$sys"
+  # (with the user's own setting gone: a user's value, true or false,
+  # hides the system file's, and then the key counts as false)
+  restart_with 'AIRLOCK_DOCKER_VOLUMES=["/var/run:/hostrun"]'
+  run al session open s
+  rm -f "$sys"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  run al exec s -- 'test -S /hostrun/docker.sock && echo exposed'
+  [ "$output" = exposed ]
+}
+
+@test "docker: the daemon not running is a clear error naming the fix" {
+  base_env AIRLOCK_DOCKER_SOCKET=/nonexistent/docker.sock
+  run al session open s
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"Docker daemon is not running at /nonexistent/docker.sock"* ]]
+  [[ "$output" == *"dockerd"* ]]
+  base_env DOCKER_HOST=tcp://127.0.0.1:2375
+  run al session open s
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"DOCKER_HOST"*"unix"* ]]
+}
+
+@test "docker: permission denied on the socket says it is root-equivalent and how to grant it" {
+  ! id -nG "$OTHER_USER" | grep -qw docker
+  dir="$T/xdg-docker-other"
+  mkdir -p "$dir" && chown "$OTHER_USER" "$dir" && chmod 0700 "$dir"
+  run runuser -u "$OTHER_USER" -- env -i PATH=/usr/bin:/bin XDG_RUNTIME_DIR="$dir" \
+    AIRLOCK_SUPERVISOR="$AIRLOCK_SUPERVISOR" AIRLOCK_BACKEND=docker \
+    AIRLOCK_DOCKER_IMAGE=$IMAGE AIRLOCK_DAEMON_IDLE_EXIT=2 \
+    sh -c "cd / && '$AIRLOCK' session open s"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"permission denied on the Docker socket"* ]]
+  [[ "$output" == *"root-equivalent"* ]]
+  [[ "$output" == *"group docker"* ]]
+}
+
+@test "docker: a missing image is a clear error; nothing is left behind" {
+  base_env AIRLOCK_DOCKER_IMAGE=airlock-no-such-image:1
+  run al session open s
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"image airlock-no-such-image:1 is not present"*"docker.pull"* ]]
+  [ -z "$(container s)" ]
+}
+
+@test "docker: a container that fails to start is removed again" {
+  base_env AIRLOCK_DOCKER_USER=no-such-user
+  run al session open s
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"cannot start container"*"no-such-user"* ]]
+  [ -z "$(container s)" ]
+}
+
+@test "docker: a container that vanished is recreated once, and the result says so" {
+  al session open s
+  al exec s -- 'echo kept > /tmp/f; export X=1'
+  $DOCKER rm -f "$(container s)" >/dev/null
+  run api '{"id":1,"op":"exec","session":"s","command":"echo again; cat /tmp/f 2>&1 || true"}'
+  echo "$output"
+  [ "$(field exit_code)" = 0 ]
+  [[ "$(field stderr)" == *"had vanished; a new one was created"* ]]
+  [[ "$(field stdout)" == "again"* ]]
+  [[ "$(field stdout)" != *kept* ]]
+  [ -n "$(container s)" ]
+  # Once: the next command is an ordinary one, in a working session.
+  run api '{"id":2,"op":"exec","session":"s","command":"cd /tmp && echo fine"}'
+  [ "$(field stderr)" = "" ]
+  [ "$(field stdout)" = fine ]
+  [ "$(field cwd)" = /tmp ]
+}
+
+@test "docker: closing removes the container; reopening makes a new one" {
+  al session open s
+  c=$(container s)
+  [ -n "$c" ]
+  al session close s
+  [ -z "$(container s)" ]
+  ! $DOCKER inspect "$c" >/dev/null 2>&1
+}
+
+@test "docker: a stopped daemon (SIGTERM) removes its containers" {
+  al session open s
+  [ -n "$(container s)" ]
+  stop_daemon
+  [ -z "$(container s)" ]
+}
+
+@test "docker: orphans are reaped: stopped at once, running ones after the idle lifetime" {
+  uid=$(id -u "$TEST_USER")
+  labels=(--label "airlock.user=$uid" --label airlock.session=orphan)
+  # Of a daemon that is gone: one stopped, one running.
+  $DOCKER create --name "airlock-test-orphan-stopped-$$" "${labels[@]}" \
+    --label "airlock.owner=$T/gone-daemon" $IMAGE sleep 1000 >/dev/null
+  $DOCKER run -d --name "airlock-test-orphan-running-$$" "${labels[@]}" \
+    --label "airlock.owner=$T/gone-daemon" $IMAGE sleep 1000 >/dev/null
+  # Of this test's own daemon, for a session it does not have.
+  $DOCKER run -d --name "airlock-test-orphan-own-$$" "${labels[@]}" \
+    --label "airlock.owner=$OWNER" $IMAGE sleep 1000 >/dev/null
+  # Another user's: never touched.
+  $DOCKER create --name "airlock-test-orphan-other-$$" --label airlock.user=0 \
+    --label airlock.session=orphan --label "airlock.owner=$T/gone-daemon" $IMAGE sleep 1 >/dev/null
+  # A long idle lifetime: only the stopped one goes.
+  base_env AIRLOCK_SESSION_IDLE_TIMEOUT=3600
+  al session open s
+  sleep 1
+  ! $DOCKER inspect "airlock-test-orphan-stopped-$$" >/dev/null 2>&1
+  $DOCKER inspect "airlock-test-orphan-running-$$" >/dev/null
+  $DOCKER inspect "airlock-test-orphan-own-$$" >/dev/null
+  al session close s
+  # A short one: the running ones go too, once older than it.
+  sleep 2
+  restart_with AIRLOCK_SESSION_IDLE_TIMEOUT=1
+  al session open s
+  sleep 1
+  ! $DOCKER inspect "airlock-test-orphan-running-$$" >/dev/null 2>&1
+  ! $DOCKER inspect "airlock-test-orphan-own-$$" >/dev/null 2>&1
+  $DOCKER inspect "airlock-test-orphan-other-$$" >/dev/null
+  $DOCKER rm -f "airlock-test-orphan-other-$$" >/dev/null
+}
+
+@test "docker: a session reopened after its daemon died reuses the container when the configuration matches" {
+  al session open s
+  al exec s -- 'echo still-here > /tmp/mark'
+  c=$(container s)
+  pid=$(pgrep -f "^airlock daemon" | while read -r p; do
+          grep -qz "XDG_RUNTIME_DIR=$RUNDIR" "/proc/$p/environ" && echo "$p"; done)
+  kill -KILL "$pid"
+  al session close s 2>/dev/null || true
+  al session open s
+  [ "$(container s)" = "$c" ]
+  run al exec s -- 'cat /tmp/mark'
+  [ "$output" = still-here ]
+  # Another configuration: replaced.
+  pid=$(pgrep -f "^airlock daemon" | while read -r p; do
+          grep -qz "XDG_RUNTIME_DIR=$RUNDIR" "/proc/$p/environ" && echo "$p"; done)
+  kill -KILL "$pid"
+  base_env AIRLOCK_DOCKER_PIDS_LIMIT=100
+  al session close s 2>/dev/null || true
+  al session open s
+  [ -n "$(container s)" ]
+  [ "$(container s)" != "$c" ]
+}
