@@ -77,6 +77,10 @@ OTHER_USER=airlock-other
 id "$TEST_USER" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER"
 id "$OTHER_USER" >/dev/null 2>&1 || useradd --create-home --shell /usr/sbin/nologin "$OTHER_USER"
 other_home=$(getent passwd "$OTHER_USER" | cut -d: -f6)
+# The docker suites run as the test user, who needs the Docker socket;
+# the other user must not have it (the permission-denied test).
+getent group docker >/dev/null && usermod -aG docker "$TEST_USER"
+getent group docker >/dev/null && gpasswd -d "$OTHER_USER" docker >/dev/null 2>&1
 echo "another user's secret" > "$other_home/secret" && chmod 0644 "$other_home/secret"
 
 install_variant () { # name, extra make args...
@@ -131,6 +135,44 @@ run_suites () { # label, prefix, modes
 
 # ---- 4. Command-line tests, each privilege mode ----
 run_suites release "$T/prefix" "$MODES"
+
+# ---- 4b. The docker backend, once (not per privilege mode) ----
+# Against the real dockerd, with a test image built without a registry.
+# dockerd not reachable: the suites fail when AIRLOCK_REQUIRE_DOCKER=1
+# (CI), else they are skipped with the reason.
+DOCKER_SUITES=${DOCKER_SUITES-sessions docker}
+if [ -n "$DOCKER_SUITES" ]; then
+  section "docker: dockerd and the test image"
+  docker_why=''
+  if ! /usr/bin/docker info > "$T/docker.log" 2>&1; then
+    docker_why="dockerd is not reachable: $(tail -n 1 "$T/docker.log")"
+  elif ! tests/docker/make-image.sh airlock-test:latest > "$T/docker.log" 2>&1; then
+    docker_why="the test image cannot be built: $(tail -n 1 "$T/docker.log")"
+  fi
+  if [ -z "$docker_why" ]; then
+    cat "$T/docker.log"
+    export AIRLOCK="$T/prefix/bin/airlock" MODE=unprivileged
+    export AIRLOCK_SUPERVISOR="$T/prefix/libexec/airlock/airlock-supervisor"
+    export AIRLOCK_HELPER="$T/prefix/libexec/airlock/airlock-helper"
+    for suite in $DOCKER_SUITES; do
+      section "docker: $suite.bats (BACKEND=docker)"
+      BACKEND=docker BACKEND_ENV="AIRLOCK_DOCKER_IMAGE=airlock-test:latest AIRLOCK_DOCKER_PULL=false AIRLOCK_DOCKER_MOUNT_WORKDIR=true" \
+        bats --tap "tests/$suite.bats" > "$T/out.tap" 2>&1
+      grep -E '^not ok' -A 12 "$T/out.tap" | head -n 60
+      tally "docker $suite" "$T/out.tap"
+      printf '%s\n' "$(grep -c '^ok' "$T/out.tap") ok, $(grep -c '^not ok' "$T/out.tap") not ok"
+    done
+    # Nothing of the test user's may outlive the run.
+    left=$(/usr/bin/docker ps -aq --filter "label=airlock.user=$(id -u "$TEST_USER")")
+    [ -z "$left" ] || /usr/bin/docker rm -f $left > /dev/null 2>&1
+  elif [ "${AIRLOCK_REQUIRE_DOCKER:-0}" = 1 ]; then
+    echo "FAILED: $docker_why (AIRLOCK_REQUIRE_DOCKER=1)"
+    result "docker suites" 1
+  else
+    echo "skipped: $docker_why"
+    skipped=$((skipped + 1))
+  fi
+fi
 
 # ---- 5. The same with an ASan+UBSan build of broker and helper ----
 # (the unprivileged mode only: a sanitizer runtime has no place in a
