@@ -1,0 +1,352 @@
+/* Unit tests for the Docker Engine API client (backends/docker_engine.c),
+ * against a fake engine in this process: a unix socket served by a
+ * thread that reads each request as a real engine would (head, then as
+ * many body bytes as Content-Length says) and answers with bytes the test
+ * chose, in the real protocol's shapes: chunked bodies, streams of JSON
+ * lines, a 101 upgrade followed at once by multiplexed stream frames.
+ * What the client sent is kept for the test to check.  The real dockerd
+ * is tested by tests/docker.bats. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "docker_engine.h"
+
+struct fake {
+  char dir[64], path[128];
+  int listen_fd;
+  pthread_t thread;
+  const char *answer;  /* sent after each request */
+  size_t answer_len;
+  bool echo_after;     /* then echo what arrives (a hijacked stream) */
+  char request[8192];  /* the last request, head and body */
+};
+
+static size_t
+content_length (const char *head)
+{
+  const char *h = strcasestr (head, "\r\ncontent-length:");
+  return h ? strtoul (h + 17, NULL, 10) : 0;
+}
+
+static void *
+serve (void *arg)
+{
+  struct fake *f = arg;
+  for (;;)
+    {
+      int c = accept (f->listen_fd, NULL, NULL);
+      if (c < 0)
+        return NULL;
+      size_t len = 0;
+      char *end = NULL;
+      while (len < sizeof f->request - 1)
+        {
+          ssize_t n = read (c, f->request + len, sizeof f->request - 1 - len);
+          if (n <= 0)
+            break;
+          len += (size_t) n;
+          f->request[len] = '\0';
+          if ((end = strstr (f->request, "\r\n\r\n"))
+              && len >= (size_t) (end + 4 - f->request) + content_length (f->request))
+            break;
+        }
+      if (write (c, f->answer, f->answer_len) < 0)
+        {
+          close (c);
+          continue;
+        }
+      char buf[512];
+      ssize_t n;
+      while (f->echo_after && (n = read (c, buf, sizeof buf)) > 0)
+        if (write (c, buf, (size_t) n) < 0)
+          break;
+      close (c);
+    }
+}
+
+static int
+fake_setup (void **state)
+{
+  struct fake *f = calloc (1, sizeof *f);
+  strcpy (f->dir, "/tmp/airlock-fake-engine.XXXXXX");
+  assert_non_null (mkdtemp (f->dir));
+  snprintf (f->path, sizeof f->path, "%s/docker.sock", f->dir);
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  strcpy (sa.sun_path, f->path);
+  f->listen_fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  assert_int_equal (bind (f->listen_fd, (struct sockaddr *) &sa, sizeof sa), 0);
+  assert_int_equal (listen (f->listen_fd, 8), 0);
+  assert_int_equal (pthread_create (&f->thread, NULL, serve, f), 0);
+  *state = f;
+  return 0;
+}
+
+static int
+fake_teardown (void **state)
+{
+  struct fake *f = *state;
+  shutdown (f->listen_fd, SHUT_RDWR);
+  pthread_join (f->thread, NULL);
+  close (f->listen_fd);
+  unlink (f->path);
+  rmdir (f->dir);
+  free (f);
+  return 0;
+}
+
+static void
+answer (struct fake *f, const char *text)
+{
+  f->answer = text;
+  f->answer_len = strlen (text);
+}
+
+/* ---- which socket ---- */
+
+static void
+test_socket_choice (void **state)
+{
+  (void) state;
+  char *err = NULL;
+  char *s = docker_socket_choose ("/cfg.sock", true, "unix:///env.sock", &err);
+  assert_string_equal (s, "/cfg.sock"); /* configured explicitly: it wins */
+  free (s);
+  s = docker_socket_choose ("/var/run/docker.sock", false, "unix:///env.sock", &err);
+  assert_string_equal (s, "/env.sock");
+  free (s);
+  s = docker_socket_choose ("/var/run/docker.sock", false, NULL, &err);
+  assert_string_equal (s, "/var/run/docker.sock");
+  free (s);
+  s = docker_socket_choose ("/var/run/docker.sock", false, "", &err);
+  assert_string_equal (s, "/var/run/docker.sock");
+  free (s);
+  assert_null (docker_socket_choose ("/x", false, "tcp://10.0.0.1:2375", &err));
+  assert_non_null (strstr (err, "DOCKER_HOST=tcp://10.0.0.1:2375"));
+  assert_non_null (strstr (err, "unix"));
+  free (err);
+  err = NULL;
+  assert_null (docker_socket_choose ("/x", false, "unix://relative", &err));
+  free (err);
+}
+
+/* ---- requests ---- */
+
+static void
+test_ping (void **state)
+{
+  struct fake *f = *state;
+  answer (f, "HTTP/1.1 200 OK\r\nApi-Version: 1.41\r\nContent-Length: 2\r\n"
+             "Connection: close\r\n\r\nOK");
+  struct docker_engine *e = docker_engine_new (f->path);
+  char *err = NULL;
+  assert_int_equal (docker_engine_ping (e, &err), 0);
+  assert_null (err);
+  assert_non_null (strstr (f->request, "GET /v" DOCKER_API_VERSION "/_ping HTTP/1.1\r\n"));
+  /* Something else answering on the socket is not an engine. */
+  answer (f, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello");
+  assert_int_equal (docker_engine_ping (e, &err), -1);
+  assert_non_null (strstr (err, "does not answer as a Docker Engine"));
+  free (err);
+  docker_engine_free (e);
+}
+
+static void
+test_json_call_chunked (void **state)
+{
+  struct fake *f = *state;
+  answer (f, "HTTP/1.1 201 Created\r\nContent-Type: application/json\r\n"
+             "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+             "7\r\n{\"Id\":\"\r\n8\r\nabc123\"}\r\n0\r\n\r\n");
+  struct docker_engine *e = docker_engine_new (f->path);
+  cJSON *body = cJSON_CreateObject ();
+  cJSON_AddStringToObject (body, "Image", "img:1");
+  struct docker_response r;
+  char *err = NULL;
+  assert_int_equal (docker_call (e, "POST", "/containers/create?name=x", body, &r, &err), 0);
+  assert_int_equal (r.status, 201);
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive (r.json, "Id");
+  assert_true (cJSON_IsString (id));
+  assert_string_equal (id->valuestring, "abc123");
+  /* The request: the path under the API version, the JSON body. */
+  assert_non_null (strstr (f->request, "POST /v" DOCKER_API_VERSION "/containers/create?name=x "));
+  assert_non_null (strstr (f->request, "Content-Type: application/json"));
+  assert_non_null (strstr (f->request, "\r\n\r\n{\"Image\":\"img:1\"}"));
+  docker_response_free (&r);
+  cJSON_Delete (body);
+  docker_engine_free (e);
+}
+
+static void
+test_error_message (void **state)
+{
+  struct fake *f = *state;
+  answer (f, "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n"
+             "Content-Length: 40\r\nConnection: close\r\n\r\n"
+             "{\"message\":\"No such image: nope:latest\"}");
+  struct docker_engine *e = docker_engine_new (f->path);
+  struct docker_response r;
+  char *err = NULL;
+  assert_int_equal (docker_call (e, "GET", "/images/nope/json", NULL, &r, &err), 0);
+  assert_int_equal (r.status, 404);
+  assert_string_equal (docker_response_message (&r), "No such image: nope:latest");
+  docker_response_free (&r);
+  /* Not JSON: the body itself. */
+  answer (f, "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 9\r\n"
+             "Connection: close\r\n\r\nbroken\r\n\r\n");
+  assert_int_equal (docker_call (e, "GET", "/x", NULL, &r, &err), 0);
+  assert_int_equal (r.status, 500);
+  assert_string_equal (docker_response_message (&r), "broken");
+  docker_response_free (&r);
+  docker_engine_free (e);
+}
+
+static void
+collect (void *ctx, const char *line)
+{
+  char *all = ctx;
+  strcat (all, line);
+  strcat (all, "|");
+}
+
+static void
+test_json_lines (void **state)
+{
+  struct fake *f = *state;
+  answer (f, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+             "15\r\n{\"status\":\"Pulling\"}\n\r\n"
+             "5\r\n{\"sta\r\n"
+             "d\r\ntus\":\"Done\"}\n\r\n0\r\n\r\n");
+  struct docker_engine *e = docker_engine_new (f->path);
+  char all[256] = "";
+  struct docker_response r;
+  char *err = NULL;
+  assert_int_equal (docker_call_lines (e, "POST", "/images/create?fromImage=x",
+                                       collect, all, &r, &err), 0);
+  assert_int_equal (r.status, 200);
+  /* Each line whole, even when a chunk cut it. */
+  assert_string_equal (all, "{\"status\":\"Pulling\"}|{\"status\":\"Done\"}|");
+  docker_response_free (&r);
+  docker_engine_free (e);
+}
+
+/* ---- the socket cannot be used ---- */
+
+static void
+test_daemon_not_running (void **state)
+{
+  (void) state;
+  char *err = NULL;
+  struct docker_engine *e = docker_engine_new ("/nonexistent/docker.sock");
+  assert_int_equal (docker_engine_ping (e, &err), -1);
+  assert_non_null (strstr (err, "Docker daemon is not running at /nonexistent/docker.sock"));
+  assert_non_null (strstr (err, "dockerd"));
+  free (err);
+  err = NULL;
+  long status;
+  uint8_t *early;
+  size_t early_len;
+  assert_int_equal (docker_hijack (e, "/exec/x/start", NULL, &status, &early,
+                                   &early_len, &err), -1);
+  assert_non_null (strstr (err, "not running"));
+  free (err);
+  docker_engine_free (e);
+  /* A socket file nobody listens on: refused, the same advice. */
+  char dir[] = "/tmp/airlock-dead-engine.XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  char path[128];
+  snprintf (path, sizeof path, "%s/docker.sock", dir);
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  strcpy (sa.sun_path, path);
+  int fd = socket (AF_UNIX, SOCK_STREAM, 0);
+  assert_int_equal (bind (fd, (struct sockaddr *) &sa, sizeof sa), 0);
+  close (fd);
+  e = docker_engine_new (path);
+  err = NULL;
+  assert_int_equal (docker_engine_ping (e, &err), -1);
+  assert_non_null (strstr (err, "not running"));
+  free (err);
+  docker_engine_free (e);
+  unlink (path);
+  rmdir (dir);
+}
+
+/* ---- the hijacked exec stream ---- */
+
+static void
+test_hijack (void **state)
+{
+  struct fake *f = *state;
+  /* The 101 and the first stream frame in one write, as the engine may. */
+  static const char upgraded[] = "HTTP/1.1 101 UPGRADED\r\n"
+                                 "Content-Type: application/vnd.docker.raw-stream\r\n"
+                                 "Connection: Upgrade\r\nUpgrade: tcp\r\n\r\n"
+                                 "\x01\0\0\0\0\0\0\x03" "hi\n";
+  f->answer = upgraded;
+  f->answer_len = sizeof upgraded - 1;
+  f->echo_after = true;
+  struct docker_engine *e = docker_engine_new (f->path);
+  cJSON *b = cJSON_CreateObject ();
+  cJSON_AddBoolToObject (b, "Detach", false);
+  long status;
+  uint8_t *early;
+  size_t early_len;
+  char *err = NULL;
+  int fd = docker_hijack (e, "/exec/abc/start", b, &status, &early, &early_len, &err);
+  assert_true (fd >= 0);
+  assert_int_equal (status, 101);
+  assert_int_equal (early_len, DOCKER_FRAME_HEADER + 3);
+  assert_memory_equal (early, "\x01\0\0\0\0\0\0\x03" "hi\n", early_len);
+  assert_non_null (strstr (f->request, "POST /v" DOCKER_API_VERSION "/exec/abc/start HTTP/1.1\r\n"));
+  assert_non_null (strstr (f->request, "Upgrade: tcp\r\n"));
+  assert_non_null (strstr (f->request, "Connection: Upgrade\r\n"));
+  assert_non_null (strstr (f->request, "{\"Detach\":false}"));
+  /* The connection is now a raw, non-blocking stream both ways. */
+  assert_int_equal (send (fd, "ping", 4, MSG_NOSIGNAL), 4);
+  struct pollfd p = { .fd = fd, .events = POLLIN };
+  assert_int_equal (poll (&p, 1, 5000), 1);
+  char buf[8];
+  assert_int_equal (recv (fd, buf, sizeof buf, 0), 4);
+  assert_memory_equal (buf, "ping", 4);
+  close (fd);
+  free (early);
+  f->echo_after = false;
+  /* An error answer: the engine's message, no descriptor. */
+  answer (f, "HTTP/1.1 409 Conflict\r\nContent-Type: application/json\r\n"
+             "Content-Length: 46\r\n\r\n{\"message\":\"Container abc is not running\"}\n\n\n\n");
+  assert_int_equal (docker_hijack (e, "/exec/abc/start", b, &status, &early,
+                                   &early_len, &err), -1);
+  assert_int_equal (status, 409);
+  assert_string_equal (err, "Container abc is not running");
+  free (err);
+  cJSON_Delete (b);
+  docker_engine_free (e);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_socket_choice),
+    cmocka_unit_test_setup_teardown (test_ping, fake_setup, fake_teardown),
+    cmocka_unit_test_setup_teardown (test_json_call_chunked, fake_setup, fake_teardown),
+    cmocka_unit_test_setup_teardown (test_error_message, fake_setup, fake_teardown),
+    cmocka_unit_test_setup_teardown (test_json_lines, fake_setup, fake_teardown),
+    cmocka_unit_test (test_daemon_not_running),
+    cmocka_unit_test_setup_teardown (test_hijack, fake_setup, fake_teardown),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
