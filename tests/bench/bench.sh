@@ -7,7 +7,11 @@
 #   2. creating a sandbox (`airlock session open`/`close`, by the CLI and by
 #      the API, and the one-shot `airlock run -- true`) against
 #      `bwrap --unshare-all --die-with-parent --new-session --ro-bind / /
-#      --proc /proc --dev /dev true`.
+#      --proc /proc --dev /dev true`;
+#   3. per command in a warm docker session (`airlock exec S -- true`, CLI
+#      and API) against `docker exec CONTAINER true` through the docker CLI
+#      on the same container, when a dockerd answers (the test image is
+#      built by tests/docker/make-image.sh).
 # Prints mean, median, p95 and min in ms, and ratios to the baseline.  The
 # series of a table are interleaved (one of each per round) so drift hits
 # them alike; a few warm-up rounds are not counted.
@@ -38,7 +42,9 @@ posint () { # value, default
 # The outer part: checks, user, prefix, bwrap; then the worker; cleanup.
 # ======================================================================
 
-T='' RUN_USER='' CREATED_USER=0
+T='' RUN_USER='' CREATED_USER=0 DOCKER_NOTE=''
+DOCKER_CLI=/usr/bin/docker
+DOCKER_IMAGE=airlock-test:latest
 
 is_our_daemon () { # pid: the daemon the worker started, in our prefix
   [[ $1 =~ ^[0-9]+$ ]] || return 1
@@ -126,6 +132,23 @@ main () {
       BWRAP_NOTE="bwrap is not installed (Debian: apt-get install bubblewrap; make bench as root installs it)"
   fi
 
+  # docker: a reachable dockerd, the test image, and a user who may use
+  # the socket (root-equivalent: only a user this run created is added to
+  # group docker, and it is removed again at the end).
+  if [ ! -x "$DOCKER_CLI" ]; then
+    DOCKER_NOTE="no docker CLI at $DOCKER_CLI (Debian package docker.io)"
+  elif ! "$DOCKER_CLI" info > /dev/null 2>&1; then
+    DOCKER_NOTE="no dockerd answers (start it: dockerd, or systemctl start docker)"
+  elif [ "$(id -u)" = 0 ] && ! "$(dirname "$SELF")/../docker/make-image.sh" "$DOCKER_IMAGE" > "$T/image.log" 2>&1; then
+    DOCKER_NOTE="the test image cannot be built: $(tail -n 1 "$T/image.log")"
+  elif [ "$(id -u)" = 0 ] && ! id -nG "$RUN_USER" | grep -qw docker; then
+    if [ "$CREATED_USER" = 1 ]; then
+      usermod -aG docker "$RUN_USER" || DOCKER_NOTE="cannot add $RUN_USER to group docker"
+    else
+      DOCKER_NOTE="$RUN_USER is not in group docker (not changed for an existing user)"
+    fi
+  fi
+
   # The private prefix: a copy of the build, a workspace, a runtime dir.
   mkdir -p "$T/bin" "$T/libexec/airlock" "$T/work" "$T/xdg" "$T/home"
   install -m 0755 "$BUILDDIR/airlock" "$T/bin/airlock" &&
@@ -145,6 +168,7 @@ main () {
     AIRLOCK_DAEMON_IDLE_EXIT=60
     BENCH_T="$T" BENCH_BUILDDIR="$BUILDDIR" BENCH_ROOT_RUN="$([ "$(id -u)" = 0 ] && echo 1)"
     N_EXEC="$N_EXEC" N_OPEN="$N_OPEN" WARMUP="$WARMUP" BWRAP_NOTE="$BWRAP_NOTE"
+    DOCKER_NOTE="$DOCKER_NOTE" AIRLOCK_DOCKER_IMAGE="$DOCKER_IMAGE" AIRLOCK_DOCKER_PULL=false
     bash "$T/bench.sh" --worker)
   [ "$(id -u)" = 0 ] && cmd=(runuser -u "$RUN_USER" -- "${cmd[@]}")
   (cd "$T/work" && timeout --foreground -k 10 "$BENCH_TIMEOUT" "${cmd[@]}")
@@ -400,6 +424,31 @@ worker () {
     fi
   done
 
+  # ---- 3. one command in a warm docker session ----
+  local docker_ok=0 container=''
+  if ((daemon_ok)) && [ -z "$DOCKER_NOTE" ]; then
+    if api '{"op":"open","session":"dbench","workdir":"'"$WORK"'","backend":"docker"}'; then
+      container=$("$DOCKER_CLI" ps -q --filter "label=airlock.owner=$R/airlock" \
+                    --filter label=airlock.session=dbench 2>&1)
+      if [ -n "$container" ] && "$DOCKER_CLI" exec "$container" true > /dev/null 2>&1; then
+        docker_ok=1
+      else
+        DOCKER_NOTE="docker exec on the session's container failed: $container"
+      fi
+    else
+      DOCKER_NOTE="the docker session did not open: $API_LAST"
+    fi
+  fi
+  if ((docker_ok)); then
+    rounds=$((WARMUP + N_EXEC))
+    for ((i = 0; i < rounds; i++)); do
+      ((COUNTING = i >= WARMUP))
+      timed dexec "$DOCKER_CLI" exec "$container" true
+      timed dcli "$AL" exec dbench -- true
+      api_timed dapi '{"op":"exec","session":"dbench","command":"true"}'
+    done
+  fi
+
   # ---- the tables ----
   table_head "1. One command (true) in a warm local session, against bash -c true"
   row "bash -c true, spawned directly (baseline)" bash bash
@@ -428,6 +477,15 @@ worker () {
     row "  JSON API open + close" cycle_api "$base"
   fi
 
+  table_head "3. One command (true) in a warm docker session, against docker exec CONTAINER true"
+  if ((docker_ok)); then
+    row "docker exec CONTAINER true, the CLI (baseline)" dexec dexec
+    row "airlock exec dbench -- true (CLI)" dcli dexec
+    row "  JSON API exec, one airlock serve connection" dapi dexec
+  else
+    echo "  skipped: ${DOCKER_NOTE:-no daemon}"
+  fi
+
   echo
   echo "Times in ms, per run, as seen by the caller (wall clock); x = ratio to the"
   echo "table's baseline (mean to mean, median to median); p95 by nearest rank."
@@ -440,6 +498,7 @@ worker () {
   fi
 
   # ---- stop what we started ----
+  ((docker_ok)) && { api '{"op":"close","session":"dbench"}' || "$AL" session close dbench > /dev/null 2>&1; }
   if ((session_ok)); then
     api '{"op":"close","session":"bench"}' || "$AL" session close bench > /dev/null 2>&1
   fi
