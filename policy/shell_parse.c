@@ -29,8 +29,10 @@
 #define MAX_WORDS 65536  /* words of one command */
 #define MAX_WRAPPED 64   /* wrapped commands found in one simple command */
 #define MAX_PEEL 16      /* wrappers inside wrappers */
-/* Nested scripts may add up to this many times the text's length. */
-#define NESTED_BUDGET 8
+/* Nested scripts may add up to this many times the text's length, and
+ * wrapped commands' words this many times. */
+#define NESTED_BUDGET 4
+#define COPY_BUDGET 4
 
 /* ---- state ---- */
 
@@ -62,6 +64,7 @@ struct parser
   unsigned next_list;
   unsigned nest;
   unsigned long long budget; /* bytes of nested scripts still allowed */
+  unsigned long long copy_budget; /* bytes of wrapped commands' words */
   bool stop;                 /* a limit was hit or memory ran out */
   bool nomem;
 };
@@ -1249,7 +1252,7 @@ has_opt (const char *set, char c)
 }
 
 /* Skip a wrapper's options from w[i]; the index of the first operand.
- * *seen gets the short options met. */
+ * *no_cmd_hit gets an option after which nothing runs (sudo -e). */
 static size_t
 skip_options (const struct wrapper *wr, char *const *w, size_t i, size_t b,
               const char **no_cmd_hit)
@@ -1301,7 +1304,8 @@ skip_options (const struct wrapper *wr, char *const *w, size_t i, size_t b,
         }
       i++;
     }
-  return i;
+  /* an option's argument may have been missing */
+  return i < b ? i : b;
 }
 
 /* What one command (words a..b of a simple command) leads to. */
@@ -1679,20 +1683,27 @@ fill_wrapped (struct parser *P, struct shell_command *c,
 static bool
 analyze (struct parser *P, struct frame *F, size_t slot)
 {
+  /* the words array outlives any move of the commands array */
+  char **w = P->out->cmds[slot].words;
+  size_t k_words = P->out->cmds[slot].n_words;
   struct item *items = calloc (MAX_WRAPPED + 1, sizeof *items);
   size_t (*subs)[2] = calloc (MAX_WRAPPED, sizeof *subs);
-  if (!items || !subs)
+  /* size[i]: bytes of words before w[i], to price a copy at once */
+  size_t *size = calloc (k_words + 1, sizeof *size);
+  if (!items || !subs || !size)
     {
       free (items);
       free (subs);
+      free (size);
       nomem (P);
       return false;
     }
-  /* the words array outlives any move of the commands array */
-  char **w = P->out->cmds[slot].words;
+  for (size_t i = 0; i < k_words; i++)
+    size[i + 1] = size[i] + strlen (w[i]) + 1;
+  P->out->work += size[k_words];
   size_t n_items = 1;
   bool stdin_shell = false;
-  items[0].b = P->out->cmds[slot].n_words;
+  items[0].b = k_words;
 
   for (size_t i = 0; i < n_items; i++)
     {
@@ -1706,6 +1717,14 @@ analyze (struct parser *P, struct frame *F, size_t slot)
         }
       for (size_t k = 0; k < n; k++)
         {
+          /* wrappers of wrappers copy the same words again: bounded */
+          size_t cost = size[subs[k][1]] - size[subs[k][0]];
+          if (cost > P->copy_budget)
+            {
+              P->out->truncated = true;
+              break;
+            }
+          P->copy_budget -= cost;
           items[n_items].a = subs[k][0];
           items[n_items].b = subs[k][1];
           items[n_items].level = items[i].level + 1;
@@ -1749,6 +1768,7 @@ analyze (struct parser *P, struct frame *F, size_t slot)
       }
   free (items);
   free (subs);
+  free (size);
   return stdin_shell;
 }
 
@@ -2436,7 +2456,8 @@ shell_parse (const char *text, size_t len)
 
   struct parser P = {
     .out = p,
-    .budget = NESTED_BUDGET * ((unsigned long long) n + 1) + 4096,
+    .budget = NESTED_BUDGET * ((unsigned long long) n + 1) + 1024,
+    .copy_budget = COPY_BUDGET * ((unsigned long long) n + 1) + 1024,
   };
   struct text t = { .s = pre, .end = n, .cont = calloc (n + 1, 1) };
   if (!t.cont)

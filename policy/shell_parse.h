@@ -77,9 +77,11 @@ struct shell_parse
 };
 
 /* work <= SHELL_PARSE_WORK_PER_BYTE * (len + 1) for any input of len
- * bytes (normalization may lengthen the text up to 4 times, nesting
- * is at most 64 deep and nested scripts get a bounded budget). */
-#define SHELL_PARSE_WORK_PER_BYTE 4096ULL
+ * bytes: normalization may lengthen the text up to 4 times, a byte is
+ * inside at most 64 nested lists (each keeps the text of what it holds),
+ * and nested scripts and wrapped commands' words get budgets of a few
+ * times the text.  Hostile inputs measure under 200 per byte. */
+#define SHELL_PARSE_WORK_PER_BYTE 8192ULL
 
 /* The context-free steps of policy_normalize: everything except
  * removing backslash-newline continuations, which needs the tokenizer's
