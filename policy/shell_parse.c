@@ -104,6 +104,9 @@ struct frame
   bool no_heredoc;      /* inside (( )) and $(( )): '<<' is a shift */
   bool lines_are_lists; /* the top level */
   size_t hd_base;       /* the heredocs its newlines read: [hd_base, n_hd) */
+  /* the command whose word is being read, when words make commands:
+   * it takes its place before the commands of a substitution in it */
+  struct builder *open;
 };
 
 struct builder
@@ -161,6 +164,8 @@ struct token
 };
 
 static int parse_list (struct parser *P, struct text *T, struct frame *F);
+static bool builder_start (struct parser *P, struct text *T, struct frame *F,
+                           struct builder *B);
 static void lex_dollar (struct parser *P, struct text *T, struct frame *F,
                         struct word *w, bool in_dq);
 static void lex_dquote (struct parser *P, struct text *T, struct frame *F,
@@ -619,6 +624,8 @@ lex_backquote (struct parser *P, struct text *T, struct frame *F,
       advance (P, T);
     }
   wraw (P, T, w, start, T->pos);
+  if (F->open)
+    builder_start (P, T, F, F->open);
   parse_nested_text (P, F->depth, d.v ? d.v : "", d.len);
   free (d.v);
 }
@@ -647,6 +654,8 @@ lex_comsub (struct parser *P, struct text *T, struct frame *F,
    * shift, which finds every command either reading could run. */
   advance (P, T);
   bool arith = peekc (P, T) == '(';
+  if (F->open)
+    builder_start (P, T, F, F->open);
   if (!nest_enter (P))
     return;
   struct frame nf = {
@@ -2121,7 +2130,11 @@ parse_list (struct parser *P, struct text *T, struct frame *F)
   while (!P->stop)
     {
       token_free (&t);
+      F->open = L.mode == M_CMD || L.mode == M_PATTERN || L.mode == M_COPROC
+                    ? &L.b
+                    : NULL;
       lex_token (P, T, F, &t);
+      F->open = NULL;
       if (P->stop)
         break;
 
@@ -2147,7 +2160,9 @@ parse_list (struct parser *P, struct text *T, struct frame *F)
             continue; /* < and > compare strings there */
           L.mode = M_CMD;
           L.after_op = false;
+          F->open = &L.b;
           read_redirect (P, T, F, &L, &t);
+          F->open = NULL;
           continue;
         }
 
