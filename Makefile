@@ -149,15 +149,19 @@ $(BUILDDIR)/fuzz_shell_parse: fuzz/fuzz_shell_parse.c policy/shell_parse.c polic
 	  policy/shell_parse.c policy/normalize.c $(BROKER_LIBS)
 
 # ---- fuzzing: every harness for FUZZ_SECONDS each ----
+# Seeds: the checked-in fuzz/corpus/NAME when there is one (text inputs),
+# else written by make_seeds (binary protocol messages).
 FUZZ_SECONDS ?= 60
 FUZZERS := protocol shell_parse
 fuzz: $(foreach f,$(FUZZERS),$(BUILDDIR)/fuzz_$(f)) $(BUILDDIR)/make_seeds
 	@for f in $(FUZZERS); do \
-	  rm -rf $(BUILDDIR)/fuzz/$$f/seeds; mkdir -p $(BUILDDIR)/fuzz/$$f/corpus $(BUILDDIR)/fuzz/$$f/artifacts; \
-	  $(BUILDDIR)/make_seeds $(BUILDDIR)/fuzz/$$f/seeds || exit 1; \
+	  mkdir -p $(BUILDDIR)/fuzz/$$f/corpus $(BUILDDIR)/fuzz/$$f/artifacts; \
+	  if [ -d fuzz/corpus/$$f ]; then seeds=fuzz/corpus/$$f; \
+	  else seeds=$(BUILDDIR)/fuzz/$$f/seeds; rm -rf $$seeds; \
+	    $(BUILDDIR)/make_seeds $$seeds || exit 1; fi; \
 	  $(BUILDDIR)/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	    -artifact_prefix=$(BUILDDIR)/fuzz/$$f/artifacts/ \
-	    $(BUILDDIR)/fuzz/$$f/corpus $(BUILDDIR)/fuzz/$$f/seeds || exit 1; \
+	    $(BUILDDIR)/fuzz/$$f/corpus $$seeds || exit 1; \
 	done
 
 # ---- tests ----
