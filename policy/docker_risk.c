@@ -27,7 +27,9 @@
  * lexically and with symlinks resolved (the longest existing prefix
  * through realpath), because /var/run is usually a symlink to /run.  A
  * hard link to the socket elsewhere is not detected; that path is still
- * a host path, so the session counts as having host access anyway. */
+ * a host path, so the session counts as having host access anyway.
+ *
+ * docker_has_host_access() sets *why to NULL when the answer is false. */
 #define _GNU_SOURCE
 #include "docker_risk.h"
 
