@@ -1398,7 +1398,7 @@ find_dash_c (char *const *w, size_t a, size_t b, struct item *it,
 static void
 classify_shell (char *const *w, struct item *it)
 {
-  bool dash_c = false;
+  bool dash_c = false, dash_s = false;
   size_t i = it->a + 1;
   while (i < it->b)
     {
@@ -1430,6 +1430,8 @@ classify_shell (char *const *w, struct item *it)
       for (size_t j = 1; x[j]; j++)
         if (x[j] == 'c')
           dash_c = true;
+        else if (x[j] == 's')
+          dash_s = true;
         else if (x[j] == 'o' || x[j] == 'O')
           i++;
       i++;
@@ -1444,8 +1446,8 @@ classify_shell (char *const *w, struct item *it)
           it->script_end = i + 1;
         }
     }
-  else if (i >= it->b)
-    it->stdin_shell = true;
+  else if (i >= it->b || dash_s)
+    it->stdin_shell = true; /* -s: the operands are its arguments */
 }
 
 /* find ... -exec CMD ... ; (or +): each CMD is wrapped. */

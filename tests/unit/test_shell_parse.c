@@ -658,6 +658,7 @@ test_heredocs (void **state)
   EXPECT ("cat <<EOF |\nreboot\nEOF\nsh", "cat", "sh", "reboot");
   EXPECT ("cat <<-EOF | sh\n\treboot\n\tEOF\nls", "cat", "sh", "reboot",
           "ls");
+  EXPECT ("bash -s arg <<EOF\nreboot\nEOF", "bash -s arg", "reboot");
   EXPECT ("python3 <<EOF\nreboot\nEOF", "python3");
   EXPECT ("bash script <<EOF\nreboot\nEOF", "bash script");
   /* the outer shell expands an unquoted body */
