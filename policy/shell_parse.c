@@ -131,6 +131,7 @@ enum mode
   M_COND,      /* inside [[ ]] */
   M_FUNC_NAME, /* after 'function' */
   M_COPROC,    /* after 'coproc': a name or the command */
+  M_ARRAY,     /* NAME=( words ): not commands */
 };
 
 struct list_state
@@ -2145,7 +2146,8 @@ parse_list (struct parser *P, struct text *T, struct frame *F)
 
       if (t.kind == T_NEWLINE)
         {
-          if (L.mode != M_PATTERN && L.mode != M_CASE_WORD)
+          if (L.mode != M_PATTERN && L.mode != M_CASE_WORD
+              && L.mode != M_ARRAY)
             L.mode = M_CMD;
           bool continued = L.mode == M_CMD && !L.b.started && L.after_op;
           if (L.mode == M_CMD && !continued)
@@ -2181,6 +2183,11 @@ parse_list (struct parser *P, struct text *T, struct frame *F)
               L.mode = M_CMD;
               if (strcmp (op, ")") == 0)
                 continue;
+            }
+          if (L.mode == M_ARRAY && strcmp (op, ")") == 0)
+            {
+              L.mode = M_CMD;
+              continue;
             }
           if (L.mode == M_COND)
             {
@@ -2276,6 +2283,8 @@ parse_list (struct parser *P, struct text *T, struct frame *F)
         case M_COND:
           if (plain (&t.w, "]]"))
             L.mode = M_CMD;
+          continue;
+        case M_ARRAY:
           continue;
         case M_FUNC_NAME:
           L.mode = M_CMD;
@@ -2384,6 +2393,13 @@ parse_list (struct parser *P, struct text *T, struct frame *F)
       if (L.b.n_words == 0 && is_assignment (&t.w))
         {
           builder_start (P, T, F, &L.b);
+          if (t.w.v[t.w.len - 1] == '=' && T->pos < T->end
+              && T->s[T->pos] == '(')
+            {
+              /* NAME=(a b c): an array's words, not a subshell */
+              advance (P, T);
+              L.mode = M_ARRAY;
+            }
           continue;
         }
       if (builder_start (P, T, F, &L.b))

@@ -352,6 +352,11 @@ test_assignments (void **state)
   EXPECT ("X=$(reboot) Y=2", "reboot");
   /* reserved words are not recognized after an assignment */
   EXPECT ("X=1 if true", "if true");
+  /* arrays: words, not a subshell; substitutions in them run */
+  EXPECT ("a=(rm -rf /) b+=(\nreboot\n) c=($(halt)); echo ${a[@]}", "halt",
+          "echo ${a[@]}");
+  /* not an array bash would accept: read on as commands */
+  EXPECT ("a=(x; reboot)", "reboot");
 }
 
 /* ---- command positions ---- */
