@@ -47,7 +47,8 @@ POLICY_SRCS := $(sort $(wildcard policy/*.c))
 BROKER_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c \
                broker/daemon.c broker/api.c broker/session.c broker/shell_state.c \
                broker/output_window.c broker/config.c broker/runtime_dir.c \
-               broker/sandbox_options.c broker/backend_open.c \
+               broker/sandbox_options.c broker/backend_open.c broker/approval.c \
+               broker/api_approval.c broker/approval_prompt.c broker/policy_command.c \
                $(BACKEND_SRCS) $(POLICY_SRCS) helper/protocol.c
 SUPERVISOR_SRCS := backends/supervisor.c backends/supervisor_protocol.c helper/protocol.c \
                    backends/exec_leader.c backends/process_tree.c

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "client_commands.h"
+#include "policy_command.h"
 #include "run_command.h"
 
 static const char usage[]
@@ -15,6 +16,7 @@ static const char usage[]
       "  exec SESSION -- COMMAND   run a shell command line in a session\n"
       "  shell SESSION             type commands into a session\n"
       "  serve                     the JSON-lines API on stdin/stdout\n"
+      "  policy check -- COMMAND   what the approval gate decides, and why\n"
       "\n"
       "  airlock COMMAND --help   options of a command\n"
       "  airlock --version        version\n"
@@ -43,6 +45,8 @@ main (int argc, char **argv)
     return shell_command (argc - 1, argv + 1);
   if (!strcmp (argv[1], "serve"))
     return serve_command (argc - 1, argv + 1);
+  if (!strcmp (argv[1], "policy"))
+    return policy_command (argc - 1, argv + 1);
   if (!strcmp (argv[1], "daemon"))
     return daemon_command (argc - 1, argv + 1);
   fprintf (stderr, "airlock: unknown command '%s'\nTry 'airlock --help'.\n",

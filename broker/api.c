@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "api_internal.h"
 #include "backend_open.h"
 
 #define JOB_READ_MAX (1 << 20)
@@ -20,6 +21,7 @@
 struct queued {
   struct client *c;
   cJSON *req;
+  bool gated; /* the approval gate let it through already */
   struct queued *next;
 };
 
@@ -34,7 +36,7 @@ struct pending {
 };
 static struct pending *pendings;
 
-static cJSON *
+cJSON *
 reply (const cJSON *id, bool ok)
 {
   cJSON *r = cJSON_CreateObject ();
@@ -44,7 +46,7 @@ reply (const cJSON *id, bool ok)
   return r;
 }
 
-static void
+void
 send_error (struct client *c, const cJSON *id, const char *code,
             const char *fmt, ...)
 {
@@ -152,8 +154,14 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
   const char *name = want_string (c, req, id, "session", true, &bad);
   const char *workdir = want_string (c, req, id, "workdir", true, &bad);
   const char *backend = want_string (c, req, id, "backend", false, &bad);
+  const char *approval = want_string (c, req, id, "approval", false, &bad);
   if (bad)
     return;
+  int mode = approval ? gate_mode_parse (approval)
+                      : (int) approval_default_mode (d->cfg, false);
+  if (mode < 0)
+    return send_error (c, id, "bad_request", "field \"approval\" must be one of "
+                       "\"interactive\", \"ask\", \"deny\", \"approve\"");
   if (!valid_name (name))
     return send_error (c, id, "bad_request",
                        "session names are 1-64 letters, digits, '-', '_' or '.'");
@@ -173,8 +181,10 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
   struct backend_opened bo;
   char *err = NULL;
   struct session *s = NULL;
+  struct backend_reach reach = { 0 };
   if (backend_open (&orq, &bo, &err) == 0)
     {
+      bo.ops->reach (bo.bs, &reach);
       struct session_limits lim = {
         .timeout_sec = (uint32_t) config_int (d->cfg, "exec.timeout"),
         .max_output_chars = (size_t) config_int (d->cfg, "exec.max_output_chars"),
@@ -195,15 +205,21 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
   ds->name = strdup (name);
   ds->backend = strdup (backend);
   ds->s = s;
+  /* Anything short of an isolated sandbox without a way to the host gets
+   * the whole gate. */
+  ds->host_access = !reach.isolated || reach.host_filesystem || reach.host_network;
+  ds->mode = (enum gate_mode) mode;
   daemon_forget_lost (d, name);
   daemon_add (d, ds);
   cJSON *r = reply (id, true);
   cJSON_AddStringToObject (r, "session", name);
   cJSON_AddStringToObject (r, "backend", backend);
   cJSON_AddStringToObject (r, "cwd", session_cwd (s));
+  cJSON_AddBoolToObject (r, "host_access", ds->host_access);
   const char *why = backend_reach_reasons (bo.ops, bo.bs);
   if (why)
     cJSON_AddStringToObject (r, "host_access_why", why);
+  cJSON_AddStringToObject (r, "approval", gate_mode_name (ds->mode));
   client_send (c, r);
 }
 
@@ -313,7 +329,8 @@ on_done (void *ctx, struct session_exec *e, const struct exec_result *res)
 static const struct session_callbacks exec_callbacks = { on_output, on_done };
 
 static void
-op_exec (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
+op_exec (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id,
+         bool gated)
 {
   bool bad = false;
   struct dsession *s = want_session (d, c, req, id, &bad);
@@ -326,12 +343,16 @@ op_exec (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
     return;
   if (cwd && cwd[0] != '/')
     return send_error (c, id, "bad_request", "cwd must be an absolute path");
+  /* The approval gate, before anything runs or waits its turn. */
+  if (!gated && !api_gate (d, s, c, req, id, command))
+    return;
   if (!background && session_busy_foreground (s->s))
     {
       struct queued *q = calloc (1, sizeof *q), **tail = &s->queue;
       if (!q)
         return send_error (c, id, "busy", "out of memory");
       q->c = c;
+      q->gated = true;
       q->req = cJSON_Duplicate (req, true);
       while (*tail)
         tail = &(*tail)->next;
@@ -494,7 +515,8 @@ run_queue (struct session *sess)
       {
         struct queued *q = ds->queue;
         ds->queue = q->next;
-        op_exec (d, q->c, q->req, cJSON_GetObjectItemCaseSensitive (q->req, "id"));
+        op_exec (d, q->c, q->req, cJSON_GetObjectItemCaseSensitive (q->req, "id"),
+                 q->gated);
         cJSON_Delete (q->req);
         free (q);
         return;
@@ -540,7 +562,9 @@ api_handle (struct daemon *d, struct client *c, const char *line, size_t len)
   else if (!strcmp (op->valuestring, "list"))
     op_list (d, c, id);
   else if (!strcmp (op->valuestring, "exec"))
-    op_exec (d, c, req, id);
+    op_exec (d, c, req, id, false);
+  else if (!strcmp (op->valuestring, "answer"))
+    api_op_answer (d, c, req, id);
   else if (!strcmp (op->valuestring, "interrupt"))
     op_interrupt (d, c, req, id);
   else if (!strcmp (op->valuestring, "jobs") || !strcmp (op->valuestring, "job_output")
@@ -552,8 +576,16 @@ api_handle (struct daemon *d, struct client *c, const char *line, size_t len)
 }
 
 void
+api_exec_approved (struct daemon *d, struct client *c, const cJSON *req,
+                   const cJSON *id)
+{
+  op_exec (d, c, req, id, true);
+}
+
+void
 api_client_gone (struct daemon *d, struct client *c)
 {
+  api_approval_client_gone (d, c);
   for (struct dsession *ds = d->sessions; ds; ds = ds->next)
     for (struct queued **q = &ds->queue; *q;)
       if ((*q)->c == c)
@@ -573,6 +605,8 @@ api_client_gone (struct daemon *d, struct client *c)
 bool
 api_client_waiting (struct daemon *d, struct client *c)
 {
+  if (api_approval_waiting (c))
+    return true;
   for (struct pending *p = pendings; p; p = p->next)
     if (p->c == c)
       return true;
@@ -586,6 +620,8 @@ api_client_waiting (struct daemon *d, struct client *c)
 void
 api_session_gone (struct session *s, const char *why)
 {
+  if (the_daemon)
+    api_approval_session_gone (the_daemon, s);
   for (struct dsession *ds = the_daemon ? the_daemon->sessions : NULL; ds; ds = ds->next)
     while (ds->s == s && ds->queue)
       {

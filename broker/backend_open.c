@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "approval.h"
 #include "backend_open.h"
 #include "docker_engine.h"
 #include "docker_session.h"
 #include "local_session.h"
+#include "modal_mode.h"
 #include "sandbox_options.h"
 
 static char *
@@ -28,6 +30,15 @@ free_bind (struct al_bind *b)
 {
   free ((char *) b->src);
   free ((char *) b->dst);
+}
+
+static void
+check_bind_source (const char *spec, char **err)
+{
+  char *src = strndup (spec, strcspn (spec, ":"));
+  if (src)
+    approval_check_exposed (src, err);
+  free (src);
 }
 
 /* The local sandbox: the helper with the supervisor as pid 1, the
@@ -70,6 +81,12 @@ open_local (const struct backend_open_request *rq, struct backend_opened *out,
   char *e = NULL;
   const char *const *rw = config_list (cfg, "local.binds");
   const char *const *ro = config_list (cfg, "local.ro_binds");
+  /* airlock's own files stay out of the sandbox. */
+  approval_check_exposed (rq->workdir, &e);
+  for (const char *const *b = rw; !e && b && *b; b++)
+    check_bind_source (*b, &e);
+  for (const char *const *b = ro; !e && b && *b; b++)
+    check_bind_source (*b, &e);
   for (; !e && rw && *rw; rw++)
     e = add_bind (o.run.binds_rw, &o.run.n_binds_rw, *rw);
   for (; !e && ro && *ro; ro++)
@@ -89,6 +106,42 @@ open_local (const struct backend_open_request *rq, struct backend_opened *out,
   out->ops = local_session_ops ();
   out->cwd = strdup (rq->workdir);
   return 0;
+}
+
+/* Modal: the mode is resolved here, at session creation, so a setup
+ * that cannot work fails now with what to fix, not at the first command.
+ * The gateway's entitlement service is not implemented yet: its answer
+ * counts as a failed query, which means not entitled (fail closed). */
+static int
+open_modal (const struct backend_open_request *rq, char **err)
+{
+  extern char **environ;
+  enum modal_mode mode;
+  if (modal_mode_parse (config_string (rq->cfg, "modal.mode"), &mode) < 0)
+    {
+      *err = strdup ("configuration: modal.mode must be auto, direct or managed");
+      return -1;
+    }
+  char *why = NULL;
+  const char *origin = getenv ("MODAL_GATEWAY_URL");
+  const char *token = getenv ("TOOL_GATEWAY_USER_TOKEN");
+  struct modal_inputs in = {
+    .mode = mode,
+    .has_direct = modal_has_direct_credentials ((const char *const *) environ,
+                                                NULL, &why),
+    .entitlement = MODAL_QUERY_FAILED,
+    .gateway_origin = origin && *origin,
+    .gateway_token = token && *token,
+  };
+  in.direct_why_not = why;
+  enum modal_backend b = modal_resolve (&in, err);
+  free (why);
+  if (b == MODAL_NONE)
+    return -1;
+  *err = msg ("modal: the %s way is configured correctly, but the modal "
+              "backend is not available in this version yet%s",
+              modal_backend_name (b), "");
+  return -1;
 }
 
 /* Set once this daemon opened a docker session: from then on its
@@ -146,6 +199,12 @@ open_docker (const struct backend_open_request *rq, struct backend_opened *out,
     }
   snprintf (tmpfs_size, sizeof tmpfs_size, "%llu", (unsigned long long) tmpfs);
   o.tmpfs_size = tmpfs_size;
+  /* airlock's own files stay out of the container, as out of any sandbox. */
+  if (o.mount_workdir && approval_check_exposed (rq->workdir, err) < 0)
+    return -1;
+  for (const char *const *v = o.volumes; v && *v; v++)
+    if (*v[0] == '/' && (check_bind_source (*v, err), *err))
+      return -1;
   /* The container's environment: docker.env, then the forwarded names
    * from the daemon's own environment (the caller's, when it started it). */
   const char *const *env = config_list (cfg, "docker.env");
@@ -234,6 +293,8 @@ backend_open (const struct backend_open_request *rq, struct backend_opened *out,
   *err = NULL;
   if (!strcmp (rq->backend, "local"))
     return open_local (rq, out, err);
+  if (!strcmp (rq->backend, "modal"))
+    return open_modal (rq, err);
   if (!strcmp (rq->backend, "docker"))
     return open_docker (rq, out, err);
   *err = msg ("backend \"%s\" is not available yet; use \"local\"%s",

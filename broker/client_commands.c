@@ -20,6 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "approval.h"
+#include "approval_prompt.h"
 #include "config.h"
 #include "daemon.h"
 #include "runtime_dir.h"
@@ -86,7 +88,16 @@ connect_daemon (void)
       free (err);
       return -1;
     }
+  /* So is a broken rule file or audit log directory. */
+  struct approval *a = approval_open (cfg, &err);
   config_free (cfg);
+  if (!a)
+    {
+      fprintf (stderr, "airlock: %s\n", err);
+      free (err);
+      return -1;
+    }
+  approval_close (a);
   start_daemon (dir);
   for (int waited = 0; waited < START_TIMEOUT_MS; waited += 20)
     {
@@ -279,6 +290,60 @@ block_stop_signals (void)
   return signalfd (-1, &sigs, SFD_CLOEXEC);
 }
 
+/* The approval mode of our execs: policy.mode, where auto is interactive
+ * when a person is at the terminal. */
+static const char *
+client_approval_mode (void)
+{
+  static const char *mode;
+  if (!mode)
+    {
+      char *err = NULL;
+      struct airlock_config *cfg = config_load (&err);
+      free (err);
+      mode = gate_mode_name (cfg ? approval_default_mode (cfg, approval_tty_available ())
+                                 : GATE_MODE_DENY);
+      config_free (cfg);
+    }
+  return mode;
+}
+
+/* An approval event: ask the person, send the answer. */
+static void
+answer_approval (struct conn *c, const cJSON *m)
+{
+  const cJSON *num = cJSON_GetObjectItem (m, "approval");
+  const cJSON *cmd = cJSON_GetObjectItem (m, "command");
+  const cJSON *tmo = cJSON_GetObjectItem (m, "timeout_ms");
+  const char *lines[16];
+  char *owned[16];
+  size_t n = 0;
+  const cJSON *r;
+  cJSON_ArrayForEach (r, cJSON_GetObjectItem (m, "rules"))
+    {
+      const cJSON *id = cJSON_GetObjectItem (r, "id");
+      const cJSON *desc = cJSON_GetObjectItem (r, "description");
+      if (n < 16 && cJSON_IsString (id) && cJSON_IsString (desc)
+          && asprintf (&owned[n], "%s (%s)", desc->valuestring, id->valuestring) >= 0)
+        {
+          lines[n] = owned[n];
+          n++;
+        }
+    }
+  const char *answer = approval_prompt (cJSON_IsString (cmd) ? cmd->valuestring : "?",
+                                        lines, n,
+                                        cJSON_IsNumber (tmo) ? (long long) tmo->valuedouble
+                                                             : 60000);
+  for (size_t i = 0; i < n; i++)
+    free (owned[i]);
+  cJSON *req = cJSON_CreateObject ();
+  cJSON_AddStringToObject (req, "op", "answer");
+  cJSON_AddNumberToObject (req, "id", 3);
+  cJSON_AddNumberToObject (req, "approval", cJSON_IsNumber (num) ? num->valuedouble : 0);
+  cJSON_AddStringToObject (req, "answer", answer);
+  send_json (c->fd, req);
+}
+
 /* Send one exec request (taking req) and relay its output live until the
  * result.  Returns the command's exit status (1 on an error answer, -1
  * when the daemon went away); *cwd, if asked, gets the session's cwd. */
@@ -286,6 +351,7 @@ static int
 run_exec (struct conn *c, int sfd, const char *session, cJSON *req, char **cwd)
 {
   cJSON_AddNumberToObject (req, "id", 1);
+  cJSON_AddStringToObject (req, "approval", client_approval_mode ());
   if (send_json (c->fd, req) < 0)
     return -1;
   for (;;)
@@ -315,8 +381,17 @@ run_exec (struct conn *c, int sfd, const char *session, cJSON *req, char **cwd)
       const cJSON *id = cJSON_GetObjectItem (m, "id");
       const cJSON *ev = cJSON_GetObjectItem (m, "event");
       int rc = -2;
-      if (cJSON_IsNumber (id) && id->valueint == 2)
-        ; /* the interrupt's own answer */
+      const cJSON *ecode = cJSON_GetObjectItem (cJSON_GetObjectItem (m, "error"), "code");
+      if (cJSON_IsNumber (id) && (id->valueint == 2 || id->valueint == 3)
+          && cJSON_IsTrue (cJSON_GetObjectItem (m, "ok")))
+        ; /* the interrupt's or the answer's own reply */
+      else if (cJSON_IsString (ev) && !strcmp (ev->valuestring, "approval"))
+        answer_approval (c, m);
+      else if (cJSON_IsString (ecode) && !strcmp (ecode->valuestring, "denied"))
+        {
+          print_error (m, "exec");
+          rc = EXIT_DENIED;
+        }
       else if (!cJSON_IsTrue (cJSON_GetObjectItem (m, "ok")) && !cJSON_IsString (ev))
         rc = print_error (m, "exec");
       else if (cJSON_IsString (ev) && !strcmp (ev->valuestring, "output"))

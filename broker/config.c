@@ -274,6 +274,8 @@ static const char *const backends[]
 static const char *const local_networks[]
     = { "loopback", "none", "host", NULL };
 static const char *const modal_modes[] = { "auto", "direct", "managed", NULL };
+static const char *const approval_modes[]
+    = { "auto", "interactive", "ask", "deny", "approve", NULL };
 
 #define DAY 86400LL
 
@@ -298,6 +300,23 @@ static const struct cfg_key keys[] = {
     .idef = 1800, .min = 0, .max = 30 * DAY,
     .doc = "Seconds the status and log of a finished background job are "
            "kept." },
+
+  { .key = "policy.mode", .type = T_ENUM, .sdef = "auto",
+    .choices = approval_modes,
+    .doc = "What happens to a command that needs approval when the caller "
+           "does not say: interactive asks you on the terminal; ask has the "
+           "API client answer; deny refuses it (for delegated and unattended "
+           "work); approve runs it, logged (explicit opt-in; the "
+           "administrator may forbid it); auto is interactive at a terminal, "
+           "else deny.  See docs/policy.md." },
+  { .key = "policy.deny", .type = T_LIST,
+    .doc = "Your own deny list: shell globs (case-insensitive) matched against "
+           "the whole command and each simple command in it; a match is "
+           "refused on every backend, in every mode." },
+  { .key = "policy.bypass", .type = T_BOOL, .bdef = false,
+    .doc = "Skip the dangerous-command rules (hard blocks and deny rules "
+           "still apply).  Honoured only where the administrator's policy "
+           "file says `set allow_bypass yes`." },
 
   { .key = "local.network", .type = T_ENUM, .sdef = "loopback",
     .choices = local_networks,
@@ -434,6 +453,7 @@ static const struct
   { "session", "Sessions" },
   { "exec", "Commands" },
   { "jobs", "Background jobs" },
+  { "policy", "The approval gate" },
   { "local", "local: a namespace sandbox on this host" },
   { "docker", "docker: a container of the local Docker Engine" },
   { "ssh", "ssh: a remote host through OpenSSH" },
@@ -1076,8 +1096,8 @@ load_env (struct airlock_config *c)
   return NULL;
 }
 
-static char *
-user_config_path (void)
+char *
+config_user_path (void)
 {
   const char *p = getenv ("AIRLOCK_CONFIG");
   if (p && *p)
@@ -1099,7 +1119,7 @@ config_load (char **err)
   const char *system = getenv ("AIRLOCK_SYSTEM_CONFIG");
   if (!system || !*system)
     system = AIRLOCK_SYSTEM_CONFIG;
-  char *user = user_config_path ();
+  char *user = config_user_path ();
 
   *err = load_file (c, system);
   if (!*err && user)

@@ -69,6 +69,10 @@ char *config_to_json (const struct airlock_config *c);
 
 void config_free (struct airlock_config *c);
 
+/* The user's config file path (AIRLOCK_CONFIG, else the XDG location);
+ * malloc'd, NULL without a home directory. */
+char *config_user_path (void);
+
 /* The key reference (the tables of docs/config.md), generated from the
  * schema; malloc'd Markdown. */
 char *config_doc_markdown (void);

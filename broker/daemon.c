@@ -5,6 +5,7 @@
  * helper has it as parent-death target); the next daemon reports them as
  * lost and never re-creates them silently. */
 #define _GNU_SOURCE
+#include "api_internal.h"
 #include "daemon.h"
 
 #include <errno.h>
@@ -143,6 +144,7 @@ daemon_remove (struct daemon *d, struct dsession *ds)
         break;
       }
   session_close (ds->s);
+  id_set_clear (&ds->approvals);
   free (ds->name);
   free (ds->backend);
   free (ds);
@@ -424,6 +426,7 @@ serve_loop (struct daemon *d)
               any_client = true;
           }
       reap_idle (d);
+      api_approval_tick (d);
       long long now = session_now_ms ();
       if (now - orphans_reaped >= 60000)
         {
@@ -457,6 +460,11 @@ daemon_main (int idle_exit_sec)
       return 0;
     }
   if (!(d.cfg = config_load (&err)))
+    {
+      fprintf (stderr, "airlock daemon: %s\n", err);
+      return 1;
+    }
+  if (!(d.approval = approval_open (d.cfg, &err)))
     {
       fprintf (stderr, "airlock daemon: %s\n", err);
       return 1;

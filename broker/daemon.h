@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "approval.h"
 #include "config.h"
 #include "session.h"
 
@@ -20,6 +21,12 @@ struct dsession {
   char *backend;
   struct session *s;
   struct queued *queue; /* foreground execs waiting their turn (api.c) */
+  /* The approval gate's view of it: does the sandbox reach the host (the
+   * full gate), the mode execs get unless they say, and the rules
+   * approved for the rest of the session. */
+  bool host_access;
+  enum gate_mode mode;
+  struct id_set approvals;
   struct dsession *next;
 };
 
@@ -30,6 +37,7 @@ struct daemon {
   char **lost; /* sessions a previous daemon owned: reported, never re-made */
   size_t nlost;
   struct airlock_config *cfg;
+  struct approval *approval;
   char dir[4096];
   long long idle_since;
   int idle_exit_sec;

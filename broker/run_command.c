@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "approval.h"
+#include "approval_prompt.h"
 #include "local.h"
 #include "sandbox_options.h"
 
@@ -41,7 +43,8 @@ static const char run_usage[]
       "\n"
       "Exit status: the command's; 128+N if it died of signal N; 124 on\n"
       "timeout; 125 if the sandbox could not be set up; 126/127 if the\n"
-      "command could not be run / was not found.  See airlock(1).\n";
+      "command could not be run / was not found; 77 if the approval gate\n"
+      "refused it (see airlock policy check).  See airlock(1).\n";
 
 static int
 usage_error (const char *fmt, const char *arg)
@@ -72,6 +75,117 @@ bind_option (struct al_bind *binds, uint32_t *n, const char *spec)
   int rc = usage_error ("%s", err);
   free (err);
   return rc;
+}
+
+/* argv as one shell command line, for the approval gate: words quoted
+ * where the shell would otherwise split or expand them. */
+static char *
+command_line (char *const *argv)
+{
+  char *out = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&out, &len);
+  if (!f)
+    return NULL;
+  for (size_t i = 0; argv[i]; i++)
+    {
+      const char *w = argv[i];
+      bool plain = *w && strspn (w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                    "0123456789-_./=:,+@%") == strlen (w);
+      if (i)
+        fputc (' ', f);
+      if (plain)
+        fputs (w, f);
+      else
+        {
+          fputc ('\'', f);
+          for (; *w; w++)
+            if (*w == '\'')
+              fputs ("'\\''", f);
+            else
+              fputc (*w, f);
+          fputc ('\'', f);
+        }
+    }
+  fclose (f);
+  return out;
+}
+
+/* The approval gate for a one-shot run: 0 to run, else the exit status.
+ * A fresh sandbox of the host's system directories with a read-write
+ * workdir reaches the host: the full gate. */
+static int
+run_gate (char *const *argv, const struct local_run *r)
+{
+  char *err = NULL;
+  struct airlock_config *cfg = config_load (&err);
+  struct approval *a = cfg ? approval_open (cfg, &err) : NULL;
+  if (!a || approval_check_exposed (r->workdir, &err) < 0)
+    goto fail;
+  for (uint32_t i = 0; i < r->n_binds_rw; i++)
+    if (approval_check_exposed (r->binds_rw[i].src, &err) < 0)
+      goto fail;
+  for (uint32_t i = 0; i < r->n_binds_ro; i++)
+    if (approval_check_exposed (r->binds_ro[i].src, &err) < 0)
+      goto fail;
+
+  char *command = command_line (argv);
+  enum gate_mode mode = approval_default_mode (cfg, approval_tty_available ());
+  struct gate_decision d;
+  approval_decide (a, mode, true, NULL, command, &d);
+  const char *by = d.decided_by;
+  if (d.verdict == GATE_ASK && mode == GATE_MODE_INTERACTIVE)
+    {
+      const char *lines[GATE_MAX_RULES];
+      for (size_t i = 0; i < d.n_rules; i++)
+        lines[i] = d.rules[i]->description;
+      unsigned t = ruleset_settings (approval_rules (a))->approval_timeout;
+      const char *answer = approval_prompt (command, lines, d.n_rules,
+                                            (long long) t * 1000);
+      if (!strcmp (answer, "always") && approval_remember (a, &d, &err) < 0)
+        {
+          fprintf (stderr, "airlock run: could not save the approval: %s\n", err);
+          free (err);
+          err = NULL;
+        }
+      d.verdict = strcmp (answer, "deny") ? GATE_ALLOW : GATE_DENY;
+      by = "person";
+      if (d.verdict == GATE_DENY)
+        d.decided_by = "person";
+    }
+  else if (d.verdict == GATE_ASK) /* ask: no API client here to answer */
+    {
+      d.verdict = GATE_DENY;
+      by = d.decided_by = "mode-deny";
+    }
+  bool allow = d.verdict == GATE_ALLOW;
+  if (approval_record (a, "-", "local", command, &d, allow ? "allow" : "deny",
+                       by, &err) < 0)
+    {
+      free (command);
+      goto fail;
+    }
+  if (allow && !strcmp (by, "mode-approve") && isatty (2))
+    fprintf (stderr, "airlock run: approval mode \"approve\": running a "
+             "command that needs approval (%s)\n", d.rules[0]->id);
+  int rc = 0;
+  if (!allow)
+    {
+      char *why = gate_denial_message (&d);
+      fprintf (stderr, "airlock run: %s\n", why ? why : "denied");
+      free (why);
+      rc = EXIT_DENIED;
+    }
+  free (command);
+  approval_close (a);
+  config_free (cfg);
+  return rc;
+fail:
+  fprintf (stderr, "airlock run: %s\n", err ? err : "out of memory");
+  free (err);
+  approval_close (a);
+  config_free (cfg);
+  return 125;
 }
 
 int
@@ -175,6 +289,8 @@ run_command (int argc, char **argv)
   env[nenv] = NULL;
   r.envp = env;
   r.argv = (const char **) argv + optind;
+  if ((rc = run_gate (argv + optind, &r)))
+    return rc;
   r.helper = getenv ("AIRLOCK_HELPER");
   if (!r.helper || !*r.helper)
     r.helper = HELPER_PATH;

@@ -68,6 +68,15 @@ const struct rules_settings *ruleset_settings (const struct ruleset *rs);
 size_t ruleset_match (const struct ruleset *rs, const struct shell_parse *p,
                       const char *home, const struct rule **out, size_t max);
 
+/* ruleset_match, also telling in *gave_up whether matching gave up on
+ * this command (a PCRE2 limit, or the work budget of one command spent):
+ * the rules it could not finish are reported as matching (fail closed),
+ * so a gate can say "too complex to judge" rather than name them. */
+size_t ruleset_match_checked (const struct ruleset *rs,
+                              const struct shell_parse *p, const char *home,
+                              const struct rule **out, size_t max,
+                              bool *gave_up);
+
 /* Look a rule up by id (NULL: none, or disabled). */
 const struct rule *ruleset_find (const struct ruleset *rs, const char *id);
 
@@ -77,5 +86,8 @@ int ruleset_check_cases (const struct ruleset *rs, char **report);
 
 /* The number of enabled rules and of cases, for reports. */
 size_t ruleset_count (const struct ruleset *rs, size_t *n_cases);
+
+/* The i-th enabled rule (0 <= i < ruleset_count), in file order. */
+const struct rule *ruleset_rule (const struct ruleset *rs, size_t i);
 
 #endif

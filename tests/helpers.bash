@@ -10,12 +10,17 @@
 #   AIRLOCK_SUPERVISOR the installed airlock-supervisor
 #   HELPER_CONF    the helper.conf path compiled into this build
 #   T              the private test prefix (root-owned, 0755)
+#   TEST_HOME      the test user's home for this run (config, allowlist,
+#                  audit log); suites other than policy.bats run in the
+#                  approval gate's "approve" mode (logged), since they test
+#                  sandboxes, not the gate
 
-# Run a command as the test user, in $WORK, with a minimal environment.
+# Run a command as the test user, in $WORK, with a minimal environment
+# (EXTRA_ENV's assignments come last and win).
 as_user () {
   (cd "$WORK" && runuser -u "$TEST_USER" -- env -i \
     PATH=/usr/local/bin:/usr/bin:/bin AIRLOCK_HELPER="$AIRLOCK_HELPER" \
-    ${EXTRA_ENV:-} "$@")
+    HOME="$TEST_HOME" AIRLOCK_POLICY_MODE=approve ${EXTRA_ENV:-} "$@")
 }
 
 # airlock run as the test user.

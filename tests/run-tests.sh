@@ -12,8 +12,8 @@ ROOT=$(pwd)
 BUILDDIR=${BUILDDIR:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 MODES=${MODES:-unprivileged setuid caps}
-SUITES=${SUITES:-sandbox run limits hostile session sessions install}
-ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile session sessions}
+SUITES=${SUITES:-sandbox run limits hostile session sessions policy install}
+ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile session sessions policy}
 
 if [ "$(id -u)" != 0 ]; then
   echo "tests/run-tests.sh: run as root (sudo make check): it creates the test" \
@@ -107,7 +107,14 @@ cp /bin/busybox "$ROOTFS/bin/busybox"
 for tool in sh ls cat echo id mkdir touch; do ln -s busybox "$ROOTFS/bin/$tool"; done
 chown -R "$TEST_USER" "$ROOTFS"
 
-export T WORK ROOTFS TEST_USER OTHER_USER
+# The test user's home for this run: its airlock config, allowlist and
+# audit log start empty.
+TEST_HOME="$T/home"
+mkdir -p "$TEST_HOME"
+chown "$TEST_USER" "$TEST_HOME"
+chmod 0700 "$TEST_HOME"
+
+export T WORK ROOTFS TEST_USER OTHER_USER TEST_HOME
 export PROBE="$WORK/.tools/airlock-probe" HOSTILE="$T/airlock-hostile"
 export SESSION_DRIVER="$T/airlock-session-driver"
 export HELPER_CONF="$T/etc/airlock/helper.conf"

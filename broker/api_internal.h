@@ -1,0 +1,33 @@
+/* What the API's handler files (api.c, api_approval.c) share. */
+#ifndef AIRLOCK_BROKER_API_INTERNAL_H
+#define AIRLOCK_BROKER_API_INTERNAL_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+
+#include "daemon.h"
+
+/* A response object carrying the request's id. */
+cJSON *reply (const cJSON *id, bool ok);
+void send_error (struct client *c, const cJSON *id, const char *code,
+                 const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
+
+/* The approval gate in front of every exec (api_approval.c).  Returns true
+ * when the command may start now; otherwise it has answered the client
+ * (denied) or asked it (the exec resumes through api_exec_approved once
+ * answered). */
+bool api_gate (struct daemon *d, struct dsession *s, struct client *c,
+               const cJSON *req, const cJSON *id, const char *command);
+/* Run an exec whose command the gate has let through (api.c). */
+void api_exec_approved (struct daemon *d, struct client *c, const cJSON *req,
+                        const cJSON *id);
+void api_op_answer (struct daemon *d, struct client *c, const cJSON *req,
+                    const cJSON *id);
+/* Unanswered asks past their deadline are denied. */
+void api_approval_tick (struct daemon *d);
+/* Asks of a client or session that went away are denied. */
+void api_approval_client_gone (struct daemon *d, struct client *c);
+void api_approval_session_gone (struct daemon *d, struct session *s);
+bool api_approval_waiting (struct client *c);
+
+#endif

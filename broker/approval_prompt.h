@@ -1,0 +1,21 @@
+/* The interactive approval mode: a person at the terminal answers. */
+#ifndef AIRLOCK_BROKER_APPROVAL_PROMPT_H
+#define AIRLOCK_BROKER_APPROVAL_PROMPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Exit status of a command-line client whose command the gate refused
+ * (sysexits' EX_NOPERM): it did not run. */
+#define EXIT_DENIED 77
+
+/* Whether a controlling terminal can be asked at all. */
+bool approval_tty_available (void);
+
+/* Show the command (control characters made visible) and the reasons,
+ * and read once / session / always / deny from /dev/tty.  Silence until
+ * the deadline, end of input or no terminal: "deny". */
+const char *approval_prompt (const char *command, const char *const *rules,
+                             size_t n_rules, long long timeout_ms);
+
+#endif

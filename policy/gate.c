@@ -1,0 +1,228 @@
+/* The approval gate's decision for one command (order in gate.h). */
+#define _GNU_SOURCE
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate.h"
+
+static const char *const mode_names[]
+    = { "interactive", "ask", "deny", "approve" };
+
+int
+gate_mode_parse (const char *text)
+{
+  for (int i = 0; i < 4; i++)
+    if (text && !strcmp (text, mode_names[i]))
+      return i;
+  return -1;
+}
+
+const char *
+gate_mode_name (enum gate_mode m)
+{
+  return (unsigned) m < 4 ? mode_names[m] : "?";
+}
+
+bool
+id_set_has (const struct id_set *s, const char *id)
+{
+  for (size_t i = 0; s && i < s->n; i++)
+    if (!strcmp (s->ids[i], id))
+      return true;
+  return false;
+}
+
+int
+id_set_add (struct id_set *s, const char *id)
+{
+  if (id_set_has (s, id))
+    return 0;
+  if (s->n == s->cap)
+    {
+      size_t cap = s->cap ? 2 * s->cap : 8;
+      char **ids = realloc (s->ids, cap * sizeof *ids);
+      if (!ids)
+        return -1;
+      s->ids = ids;
+      s->cap = cap;
+    }
+  if (!(s->ids[s->n] = strdup (id)))
+    return -1;
+  s->n++;
+  return 0;
+}
+
+void
+id_set_clear (struct id_set *s)
+{
+  for (size_t i = 0; i < s->n; i++)
+    free (s->ids[i]);
+  free (s->ids);
+  *s = (struct id_set){ 0 };
+}
+
+/* A glob of the user's deny list against the whole normalized text and
+ * against each simple command (so "sudo *" also catches /usr/bin/sudo
+ * and sudo inside $(...)). */
+static const char *
+user_denied (const struct shell_parse *p, const char *const *globs)
+{
+  for (const char *const *g = globs; g && *g; g++)
+    {
+      if (!fnmatch (*g, p->normalized, FNM_CASEFOLD))
+        return *g;
+      for (size_t i = 0; i < p->n_cmds; i++)
+        {
+          char *text = shell_command_text (&p->cmds[i]);
+          bool hit = text && !fnmatch (*g, text, FNM_CASEFOLD);
+          free (text);
+          if (hit)
+            return *g;
+        }
+    }
+  return NULL;
+}
+
+static void
+keep (struct gate_decision *d, const struct rule *r)
+{
+  if (d->n_rules < GATE_MAX_RULES)
+    d->rules[d->n_rules++] = r;
+}
+
+static void
+decide (struct gate_decision *d, enum gate_verdict v, const char *by)
+{
+  d->verdict = v;
+  d->decided_by = by;
+}
+
+void
+gate_decide (const struct ruleset *rs, const struct gate_context *ctx,
+             const char *command, struct gate_decision *d)
+{
+  *d = (struct gate_decision){ 0 };
+  struct shell_parse *p = shell_parse (command, strlen (command));
+  if (!p)
+    return decide (d, GATE_DENY, "out-of-memory");
+  d->truncated = p->truncated;
+  const struct rules_settings *set = ruleset_settings (rs);
+  const struct rule *hits[64];
+  size_t n = ruleset_match (rs, p, ctx->home, hits, 64);
+  if (n > 64)
+    n = 64; /* deny and block rules come first: none of them is lost */
+
+  /* 1-2: administrator deny rules, then hard blocks. */
+  for (size_t i = 0; i < n; i++)
+    if (hits[i]->action == RULE_DENY)
+      keep (d, hits[i]);
+  if (d->n_rules)
+    {
+      shell_parse_free (p);
+      return decide (d, GATE_DENY, "admin-deny");
+    }
+  bool floor = ctx->host_access || set->isolated_guards != GUARDS_ADMIN;
+  for (size_t i = 0; floor && i < n; i++)
+    if (hits[i]->action == RULE_BLOCK)
+      keep (d, hits[i]);
+  if (d->n_rules)
+    {
+      shell_parse_free (p);
+      return decide (d, GATE_DENY, "hard-block");
+    }
+
+  /* 3: the user's own deny list says what the agent may do, wherever it
+   * runs. */
+  d->deny_glob = user_denied (p, ctx->user_deny);
+  shell_parse_free (p);
+  if (d->deny_glob)
+    return decide (d, GATE_DENY, "user-deny");
+  if (!ctx->host_access && set->isolated_guards != GUARDS_FULL)
+    return decide (d, GATE_ALLOW, "isolated");
+
+  /* 4: bypass, only where the administrator allows it. */
+  if (ctx->bypass && set->allow_bypass)
+    return decide (d, GATE_ALLOW, "bypass");
+  d->bypass_refused = ctx->bypass;
+
+  /* 5-6: dangerous rules, less those already approved. */
+  const struct rule *listed[GATE_MAX_RULES];
+  size_t n_listed = 0;
+  bool by_session = false;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (hits[i]->action != RULE_APPROVE)
+        continue;
+      bool always = id_set_has (ctx->always, hits[i]->id);
+      bool session = !always && id_set_has (ctx->session, hits[i]->id);
+      if (always || session)
+        {
+          by_session |= session;
+          if (n_listed < GATE_MAX_RULES)
+            listed[n_listed++] = hits[i];
+        }
+      else
+        keep (d, hits[i]);
+    }
+  if (!d->n_rules)
+    {
+      for (size_t i = 0; i < n_listed; i++)
+        keep (d, listed[i]);
+      return decide (d, GATE_ALLOW,
+                     !n_listed     ? "no-rule"
+                     : by_session ? "session-approval"
+                                  : "allowlist");
+    }
+
+  /* 7: the mode. */
+  switch (ctx->mode)
+    {
+    case GATE_MODE_APPROVE:
+      if (set->allow_approve_mode)
+        return decide (d, GATE_ALLOW, "mode-approve");
+      return decide (d, GATE_DENY, "approve-mode-forbidden");
+    case GATE_MODE_INTERACTIVE:
+    case GATE_MODE_ASK:
+      return decide (d, GATE_ASK, "pending");
+    case GATE_MODE_DENY:
+    default:
+      return decide (d, GATE_DENY, "mode-deny");
+    }
+}
+
+char *
+gate_denial_message (const struct gate_decision *d)
+{
+  char *why = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream (&why, &len);
+  if (!f)
+    return NULL;
+  if (!strcmp (d->decided_by, "admin-deny"))
+    fputs ("refused by the administrator's policy", f);
+  else if (!strcmp (d->decided_by, "hard-block"))
+    fputs ("blocked: this command is never allowed", f);
+  else if (!strcmp (d->decided_by, "user-deny"))
+    fprintf (f, "refused by your deny list (policy.deny: \"%s\")", d->deny_glob);
+  else if (!strcmp (d->decided_by, "mode-deny"))
+    fputs ("needs approval, and nobody can approve it here (approval mode "
+           "deny)", f);
+  else if (!strcmp (d->decided_by, "approve-mode-forbidden"))
+    fputs ("needs approval; the administrator does not allow the automatic "
+           "approval mode", f);
+  else if (!strcmp (d->decided_by, "timeout"))
+    fputs ("needs approval and none came in time (silence is not consent)", f);
+  else if (!strcmp (d->decided_by, "person") || !strcmp (d->decided_by, "client"))
+    fputs ("denied by the person asked", f);
+  else
+    fprintf (f, "denied (%s)", d->decided_by);
+  for (size_t i = 0; i < d->n_rules; i++)
+    fprintf (f, "%s%s (%s)", i ? "; " : ": ", d->rules[i]->description,
+             d->rules[i]->id);
+  fputs (".  Do not retry it, rephrase it or reach the same result another "
+         "way; ask the person you work for.", f);
+  fclose (f);
+  return why;
+}

@@ -1,0 +1,95 @@
+/* The approval gate: one decision per command, the same on every backend.
+ *
+ * Order (issue 4; each step ends the evaluation when it decides):
+ *   1. administrator deny rules          -> deny   (every backend, every mode)
+ *   2. hard blocks                       -> deny   (unless the admin set
+ *                                                   isolated_guards admin and
+ *                                                   the sandbox is isolated)
+ *   3. the user's deny globs             -> deny   (every backend)
+ *   -- an isolated sandbox without host access stops here, allowed, unless
+ *      the admin set isolated_guards full --
+ *   4. bypass (only where the admin allows it)      -> allow
+ *   5. dangerous rules not matched                  -> allow
+ *   6. every matched rule on the permanent or session allowlist -> allow
+ *   7. the mode: deny -> deny; approve -> allow (if the admin allows the
+ *      mode, else deny); interactive/ask -> ask someone. */
+#ifndef AIRLOCK_POLICY_GATE_H
+#define AIRLOCK_POLICY_GATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "rules.h"
+
+enum gate_mode
+{
+  GATE_MODE_INTERACTIVE, /* a person at a terminal answers */
+  GATE_MODE_ASK,         /* the API client answers */
+  GATE_MODE_DENY,        /* nobody can answer: fail closed */
+  GATE_MODE_APPROVE,     /* explicit opt-in for unattended jobs */
+};
+
+/* "interactive", "ask", "deny", "approve"; -1 for anything else. */
+int gate_mode_parse (const char *text);
+const char *gate_mode_name (enum gate_mode m);
+
+enum gate_verdict
+{
+  GATE_ALLOW,
+  GATE_DENY,
+  GATE_ASK, /* someone must answer before it runs */
+};
+
+/* A set of rule ids (the permanent allowlist, or a session's approvals). */
+struct id_set
+{
+  char **ids;
+  size_t n, cap;
+};
+bool id_set_has (const struct id_set *s, const char *id);
+int id_set_add (struct id_set *s, const char *id); /* 0, or -1: no memory */
+void id_set_clear (struct id_set *s);
+
+struct gate_context
+{
+  enum gate_mode mode;
+  /* The sandbox reaches the host (host filesystem or network, or no
+   * sandbox at all): the full gate applies. */
+  bool host_access;
+  bool bypass;                  /* the user asked for it (policy.bypass) */
+  const char *const *user_deny; /* globs (fnmatch, case-insensitive), or NULL */
+  const char *home;             /* folded to ~ by the rules */
+  const struct id_set *always;  /* the user's permanent allowlist, or NULL */
+  const struct id_set *session; /* this session's approvals, or NULL */
+};
+
+#define GATE_MAX_RULES 16
+
+struct gate_decision
+{
+  enum gate_verdict verdict;
+  /* Who or what decided: "admin-deny", "hard-block", "user-deny",
+   * "isolated", "bypass", "no-rule", "allowlist", "session-approval",
+   * "mode-deny", "mode-approve", "approve-mode-forbidden", or for
+   * GATE_ASK "pending". */
+  const char *decided_by;
+  /* The rules that decided: for deny, the deny/block rules; for ask and
+   * approvals, the dangerous rules still needing an answer; for an
+   * allowlisted command, the allowlisted ones. */
+  const struct rule *rules[GATE_MAX_RULES];
+  size_t n_rules;
+  const char *deny_glob; /* step 3: which glob */
+  bool bypass_refused;   /* bypass asked for but not allowed by the admin */
+  bool truncated;        /* the parser hit a limit (the text was odd) */
+};
+
+/* Decide for one command.  Always decides: a parse that runs out of
+ * memory denies. */
+void gate_decide (const struct ruleset *rs, const struct gate_context *ctx,
+                  const char *command, struct gate_decision *out);
+
+/* What to tell the agent or person about a denial (malloc'd): what
+ * matched and why it is refused, and that rephrasing will not help. */
+char *gate_denial_message (const struct gate_decision *d);
+
+#endif

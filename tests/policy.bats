@@ -1,0 +1,274 @@
+#!/usr/bin/env bats
+# The approval gate through the command line and the API: decisions,
+# modes (timeout included), persistence of answers, the audit log, the
+# administrator's file, and airlock's own files kept out of sandboxes.
+# Runs once, on the local backend (the gate is the same code for every
+# backend; the docker suite checks the isolated-sandbox floor).
+
+load helpers
+
+ADMIN_RULES="$(dirname "$HELPER_CONF")/policy.rules"
+
+setup () {
+  RUNDIR="$T/pxdg-$BATS_TEST_NUMBER"
+  mkdir -p "$RUNDIR"
+  chown "$TEST_USER" "$RUNDIR"
+  chmod 0700 "$RUNDIR"
+  # A fresh home per test: its allowlist, config and audit log.
+  PHOME="$T/phome-$BATS_TEST_NUMBER"
+  rm -rf "$PHOME" # every privilege mode runs this file again
+  mkdir -p "$PHOME"
+  chown "$TEST_USER" "$PHOME"
+  AUDIT="$PHOME/.local/state/airlock/audit.log"
+  export EXTRA_ENV="HOME=$PHOME XDG_RUNTIME_DIR=$RUNDIR AIRLOCK_SUPERVISOR=$AIRLOCK_SUPERVISOR AIRLOCK_DAEMON_IDLE_EXIT=30 AIRLOCK_POLICY_MODE=${PMODE:-deny}"
+  mkdir -p "$WORK/p$BATS_TEST_NUMBER/victim"
+  chown -R "$TEST_USER" "$WORK/p$BATS_TEST_NUMBER"
+  PWORK="$WORK/p$BATS_TEST_NUMBER"
+}
+
+teardown () {
+  rm -f "$ADMIN_RULES"
+  pid=$(pgrep -u "$TEST_USER" -f "^airlock daemon" | while read -r p; do
+          grep -qz "XDG_RUNTIME_DIR=$RUNDIR" "/proc/$p/environ" 2>/dev/null && echo "$p"; done)
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null
+  for i in $(seq 50); do [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null && break; sleep 0.1; done
+  true
+}
+
+admin () {
+  mkdir -p "$(dirname "$ADMIN_RULES")"
+  printf '%s\n' "$@" > "$ADMIN_RULES"
+  chmod 0644 "$ADMIN_RULES"
+}
+
+user_config () {
+  mkdir -p "$PHOME/.config/airlock"
+  printf '%s\n' "$1" > "$PHOME/.config/airlock/config.json"
+  chown -R "$TEST_USER" "$PHOME/.config"
+}
+
+al () { as_user "$AIRLOCK" "$@"; }
+
+# One API conversation with pauses: each argument is a JSON line, or
+# "sleep N", or "wait REGEX" (until the answers so far match it).
+converse () {
+  local out="$T/conv-$BATS_TEST_NUMBER"
+  : > "$out"; chmod 0666 "$out"
+  {
+    for step in "$@"; do
+      case $step in
+        "sleep "*) sleep "${step#sleep }" ;;
+        "wait "*) for i in $(seq 100); do grep -Eq "${step#wait }" "$out" && break; sleep 0.1; done ;;
+        *) printf '%s\n' "$step" ;;
+      esac
+    done
+    sleep 0.5
+  } | as_user "$AIRLOCK" serve > "$out"
+  cat "$out"
+}
+
+# A field of the JSON line of $output that matches a regex.
+jfield () {
+  printf '%s\n' "$output" | grep -E "$1" | head -n 1 |
+    python3 -c 'import json,sys; v=json.load(sys.stdin)
+for k in sys.argv[1].split("."): v = v[int(k)] if isinstance(v, list) else v[k]
+print(json.dumps(v) if not isinstance(v, str) else v)' "$2"
+}
+
+audit_has () { # python expression over each record r
+  [ -f "$AUDIT" ] && python3 -c 'import json,sys
+recs=[json.loads(l) for l in open(sys.argv[1])]
+sys.exit(0 if any(eval(sys.argv[2], {}, {"r": r}) for r in recs) else 1)' "$AUDIT" "$1"
+}
+
+@test "policy check: a hard block, a plain command, an argument that only looks dangerous" {
+  run al policy check -- 'rm -rf /'
+  [ "$status" -eq 1 ]
+  [[ "$output" == "deny (hard-block"* ]]
+  [[ "$output" == *block*default.rules* ]]
+  run al policy check -- 'ls -la'
+  [ "$status" -eq 0 ]
+  [[ "$output" == "allow (no-rule"* ]]
+  run al policy check -- 'echo reboot; grep shutdown log'
+  [ "$status" -eq 0 ]
+}
+
+@test "policy check: modes and isolation decide a dangerous command" {
+  run al policy check --mode deny -- 'rm -r build'
+  [ "$status" -eq 1 ]
+  [[ "$output" == "deny (mode-deny"* ]]
+  run al policy check --mode ask -- 'rm -r build'
+  [ "$status" -eq 3 ]
+  run al policy check --mode approve -- 'rm -r build'
+  [ "$status" -eq 0 ]
+  [[ "$output" == "allow (mode-approve"* ]]
+  run al policy check --isolated --mode deny -- 'rm -r build'
+  [ "$status" -eq 0 ]
+  [[ "$output" == "allow (isolated"* ]]
+  # The floor holds in an isolated sandbox.
+  run al policy check --isolated --mode approve -- ':(){ :|:& };:'
+  [ "$status" -eq 1 ]
+}
+
+@test "policy test: every shipped rule passes its own cases" {
+  run al policy test
+  [ "$status" -eq 0 ]
+  [[ "$output" == *" 0 failed"* ]]
+  run al policy rules
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"block"*"approve"* ]]
+}
+
+@test "airlock run: a refused command does not run, says why, and is audited" {
+  run al run --workdir "$PWORK" -- rm -r victim
+  [ "$status" -eq 77 ]
+  [[ "$output" == *"recursive"*"Do not retry"* ]]
+  [ -d "$PWORK/victim" ]
+  audit_has 'r["decision"] == "deny" and r["decided_by"] == "mode-deny" and "rm -r victim" in r["command"]'
+  # Allowed commands are audited too.
+  run al run --workdir "$PWORK" -- ls
+  [ "$status" -eq 0 ]
+  audit_has 'r["decision"] == "allow" and r["command"] == "ls"'
+}
+
+@test "airlock run: the approve mode runs it, and the audit log says who decided" {
+  PMODE=approve setup
+  run al run --workdir "$PWORK" -- rm -r victim
+  [ "$status" -eq 0 ]
+  [ ! -e "$PWORK/victim" ]
+  audit_has 'r["decision"] == "allow" and r["decided_by"] == "mode-approve"'
+}
+
+@test "audit log: secrets in commands are redacted, the file is private" {
+  run al run --workdir "$PWORK" -- echo https://bob:hunter2@example.org
+  [ "$status" -eq 0 ]
+  ! grep -q hunter2 "$AUDIT"
+  grep -q 'bob:' "$AUDIT"
+  [ "$(stat -c %a "$AUDIT")" = 600 ]
+}
+
+@test "api: ask mode, answered once, then for the session" {
+  run converse \
+    '{"id":1,"op":"open","session":"s","workdir":"'"$PWORK"'","approval":"ask"}' \
+    '{"id":2,"op":"exec","session":"s","command":"mkdir -p a/b && rm -r a"}' \
+    'wait "event":"approval"' \
+    '{"id":3,"op":"answer","approval":1,"answer":"once"}' \
+    'wait "id":2,"ok":true' \
+    '{"id":4,"op":"exec","session":"s","command":"mkdir -p a/b && rm -r a && echo gone"}' \
+    'wait "approval":2' \
+    '{"id":5,"op":"answer","approval":2,"answer":"session"}' \
+    'wait gone' \
+    '{"id":6,"op":"exec","session":"s","command":"mkdir -p c/d; rm -r c; echo third"}' \
+    'wait third'
+  [[ "$output" == *'"event":"approval"'*'"rules":[{"id":"'* ]]
+  [ "$(printf '%s\n' "$output" | grep -c '"event":"approval"')" -eq 2 ]
+  [[ "$output" == *'"id":6,"ok":true'*third* ]]
+  audit_has 'r["decided_by"] == "client" and r["decision"] == "allow"'
+  audit_has 'r["decided_by"] == "session-approval" and "third" in r["command"]'
+}
+
+@test "api: a denied answer, and background execs, do not run" {
+  run converse \
+    '{"id":1,"op":"open","session":"s","workdir":"'"$PWORK"'","approval":"ask"}' \
+    '{"id":2,"op":"exec","session":"s","command":"rm -r victim"}' \
+    'wait "event":"approval"' \
+    '{"id":3,"op":"answer","approval":1,"answer":"deny"}' \
+    'wait "code":"denied"' \
+    '{"id":4,"op":"exec","session":"s","command":"rm -r victim","background":true,"approval":"deny"}' \
+    'wait "id":4'
+  [[ "$output" == *'"id":2,"ok":false'*'"code":"denied"'*'"decided_by":"client"'* ]]
+  [[ "$output" == *'"id":4,"ok":false'*'"decided_by":"mode-deny"'* ]]
+  [ -d "$PWORK/victim" ]
+}
+
+@test "api: silence is not consent (the approval times out and denies)" {
+  admin 'set approval_timeout 1'
+  run converse \
+    '{"id":1,"op":"open","session":"s","workdir":"'"$PWORK"'","approval":"ask"}' \
+    '{"id":2,"op":"exec","session":"s","command":"rm -r victim"}' \
+    'wait "code":"denied"'
+  [[ "$output" == *'"event":"approval"'*'"timeout_ms":1000'* ]]
+  [[ "$output" == *'"decided_by":"timeout"'* ]]
+  [[ "$output" == *'silence is not consent'* ]]
+  [ -d "$PWORK/victim" ]
+  audit_has 'r["decided_by"] == "timeout" and r["decision"] == "deny"'
+}
+
+@test "api: \"always\" goes to the allowlist by rule id and holds in the next session" {
+  run converse \
+    '{"id":1,"op":"open","session":"s","workdir":"'"$PWORK"'","approval":"ask"}' \
+    '{"id":2,"op":"exec","session":"s","command":"mkdir -p a/b && rm -r a"}' \
+    'wait "event":"approval"' \
+    '{"id":3,"op":"answer","approval":1,"answer":"always"}' \
+    'wait "id":2,"ok":true' \
+    '{"id":4,"op":"close","session":"s"}' \
+    '{"id":5,"op":"open","session":"t","workdir":"'"$PWORK"'","approval":"deny"}' \
+    '{"id":6,"op":"exec","session":"t","command":"rm -r victim && echo removed"}' \
+    'wait "id":6'
+  [ "$(cat "$PHOME/.config/airlock/allowlist")" = "$(jfield '"event":"approval"' rules.0.id)" ]
+  [[ "$output" == *'"id":6,"ok":true'*removed* ]]
+}
+
+@test "api: only the asking connection may answer; unknown approvals are errors" {
+  run converse '{"id":1,"op":"answer","approval":7,"answer":"once"}' \
+               '{"id":2,"op":"answer","approval":7,"answer":"maybe"}'
+  [[ "$output" == *'"code":"no_approval"'* ]]
+  [[ "$output" == *'"code":"bad_request"'* ]]
+}
+
+@test "interactive: the person at the terminal approves once" {
+  PMODE=auto setup
+  al session open s --workdir "$PWORK"
+  run bash -c "printf 'o\n' | runuser -u $TEST_USER -- env -i PATH=/usr/bin:/bin $EXTRA_ENV AIRLOCK_HELPER=$AIRLOCK_HELPER script -qec \"$AIRLOCK exec s -- rm -r victim\" /dev/null"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"needs your approval"*"rm -r victim"* ]]
+  [ ! -e "$PWORK/victim" ]
+  audit_has 'r["decided_by"] == "person"'
+}
+
+@test "interactive: no terminal means deny, exit 77" {
+  PMODE=auto setup
+  al session open s --workdir "$PWORK"
+  run al exec s -- rm -r victim
+  [ "$status" -eq 77 ]
+  [[ "$output" == *"nobody can approve"* ]]
+  [ -d "$PWORK/victim" ]
+}
+
+@test "administrator deny rules hold in every mode; the user's deny list too" {
+  admin 'rule no-wget' '  action deny' '  description no downloads here' '  command ^wget\b'
+  PMODE=approve setup
+  run al run --workdir "$PWORK" -- /usr/bin/wget -q http://127.0.0.1:9/
+  [ "$status" -eq 77 ]
+  [[ "$output" == *"administrator"*"no-wget"* ]]
+  user_config '{"policy": {"deny": ["ls *"]}}'
+  run al run --workdir "$PWORK" -- ls -la
+  [ "$status" -eq 77 ]
+  [[ "$output" == *'deny list'*'ls *'* ]]
+}
+
+@test "a broken administrator rule file is a clear error, and nothing runs" {
+  admin 'rule bad' '  action approve' '  description x' '  command ([unclosed'
+  run al run --workdir "$PWORK" -- touch ran
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"policy.rules:4"* ]]
+  [ ! -e "$PWORK/ran" ]
+  run al session open s --workdir "$PWORK"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"policy.rules:4"* ]]
+}
+
+@test "airlock's own files never enter a sandbox" {
+  run al run --workdir "$PHOME" -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"configuration directory"* ]]
+  mkdir -p "$PHOME/.config/airlock"; chown -R "$TEST_USER" "$PHOME/.config"
+  run al run --workdir "$PWORK" --ro-bind "$PHOME/.config" -- true
+  [ "$status" -eq 125 ]
+  run al run --workdir "$RUNDIR" -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"daemon socket"* ]]
+  run al session open s --workdir "$PHOME"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"configuration directory"* ]]
+}
