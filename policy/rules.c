@@ -21,12 +21,19 @@
 #define MAX_FILE_BYTES (4 * 1024 * 1024)
 #define MAX_ID_LEN 64
 /* PCRE2 limits per pcre2_match() call (per starting position for an
- * unanchored pattern): far above what the shipped patterns need on any
- * real command, low enough that catastrophic backtracking stops in
- * milliseconds.  Hitting one counts as a match: fail closed. */
-#define MATCH_LIMIT 200000
-#define DEPTH_LIMIT 20000
-#define HEAP_LIMIT_KIB (32 * 1024)
+ * unanchored pattern), far above what the shipped patterns need on the
+ * longest command the tokenizer accepts.  PCRE2 resets its count at each
+ * starting position, so a work budget per command bounds the total: each
+ * step of the matcher (an automatic callout) costs 1 plus the distance it
+ * moved in the subject, and a command may spend WORK_BASE plus
+ * WORK_PER_BYTE for each byte of its subjects, a few times what linear
+ * patterns need.  Running out, like hitting a limit, counts as a match:
+ * fail closed. */
+#define MATCH_LIMIT 10000000
+#define DEPTH_LIMIT 1000000
+#define HEAP_LIMIT_KIB (64 * 1024)
+#define WORK_BASE 2000000ull
+#define WORK_PER_BYTE 500ull
 /* Case text quoted in a failure report. */
 #define REPORT_TEXT_MAX 200
 
@@ -431,7 +438,8 @@ add_pattern (struct parser *ps, enum scope scope, const char *arg)
   /* No UTF: commands are matched as bytes, so invalid UTF-8 in a hostile
    * command can never make matching fail. */
   pcre2_code *re = pcre2_compile ((PCRE2_SPTR) arg, PCRE2_ZERO_TERMINATED,
-                                  PCRE2_NEVER_UTF | PCRE2_NEVER_BACKSLASH_C,
+                                  PCRE2_NEVER_UTF | PCRE2_NEVER_BACKSLASH_C
+                                  | PCRE2_AUTO_CALLOUT,
                                   &code, &offset, NULL);
   if (!re)
     {
@@ -741,6 +749,12 @@ ruleset_count (const struct ruleset *rs, size_t *n_cases)
   return rs->n_ordered;
 }
 
+const struct rule *
+ruleset_rule (const struct ruleset *rs, size_t i)
+{
+  return i < rs->n_ordered ? &rs->ordered[i]->pub : NULL;
+}
+
 /* ---- subjects: the strings patterns are matched against ---- */
 
 struct subjects
@@ -922,56 +936,120 @@ build_subjects (struct subjects *sj, const struct shell_parse *p,
   subjects_add (sj, SCOPE_TEXT, xstrdup (p->normalized ? p->normalized : ""));
 }
 
-/* A match, or any error (a limit hit above all): fail closed. */
-static bool
-pattern_matches (const struct ruleset *rs, const struct pattern *pt,
-                 const char *subject, pcre2_match_data *md)
+/* The matching of one command against rules: made per call, so that one
+ * rule set serves concurrent callers. */
+struct matcher
 {
+  pcre2_match_data *md; /* one ovector pair: only "did it match" matters */
+  pcre2_match_context *mctx; /* the rule set's limits, this budget */
+  unsigned long long budget; /* work units left */
+  size_t last_pos;           /* where the previous step was */
+  bool gave_up;              /* a pattern failed and counted as a match */
+};
+
+static int
+charge_work (pcre2_callout_block *cb, void *data)
+{
+  struct matcher *m = data;
+  size_t pos = cb->current_position;
+  unsigned long long cost = 1 + (pos > m->last_pos ? pos - m->last_pos
+                                                   : m->last_pos - pos);
+  m->last_pos = pos;
+  if (cost > m->budget)
+    {
+      m->budget = 0;
+      return PCRE2_ERROR_CALLOUT;
+    }
+  m->budget -= cost;
+  return 0;
+}
+
+static void
+matcher_init (struct matcher *m, const struct ruleset *rs,
+              const struct subjects *sj)
+{
+  size_t bytes = 0;
+  for (int s = 0; s < N_SCOPES; s++)
+    for (size_t i = 0; i < sj->n[s]; i++)
+      bytes += strlen (sj->of[s][i]);
+  *m = (struct matcher) {
+    .md = nonnull (pcre2_match_data_create (1, NULL)),
+    .mctx = nonnull (pcre2_match_context_copy (rs->mctx)),
+    .budget = WORK_BASE + WORK_PER_BYTE * (unsigned long long) bytes,
+  };
+  pcre2_set_callout (m->mctx, charge_work, m);
+}
+
+static void
+matcher_free (struct matcher *m)
+{
+  pcre2_match_data_free (m->md);
+  pcre2_match_context_free (m->mctx);
+}
+
+/* A match, or any failure (a limit, the budget spent): fail closed. */
+static bool
+pattern_matches (struct matcher *m, const struct pattern *pt,
+                 const char *subject)
+{
+  if (m->budget == 0)
+    {
+      m->gave_up = true;
+      return true;
+    }
+  m->last_pos = 0;
   int rc = pcre2_match (pt->re, (PCRE2_SPTR) subject, strlen (subject), 0, 0,
-                        md, rs->mctx);
-  return rc != PCRE2_ERROR_NOMATCH;
+                        m->md, m->mctx);
+  if (rc == PCRE2_ERROR_NOMATCH)
+    return false;
+  if (rc < 0)
+    m->gave_up = true;
+  return true;
 }
 
 static bool
-rule_matches (const struct ruleset *rs, const struct rule_entry *e,
-              const struct subjects *sj, pcre2_match_data *md)
+rule_matches (struct matcher *m, const struct rule_entry *e,
+              const struct subjects *sj)
 {
   for (size_t i = 0; i < e->n_patterns; i++)
     {
       const struct pattern *pt = &e->patterns[i];
       for (size_t j = 0; j < sj->n[pt->scope]; j++)
-        if (pattern_matches (rs, pt, sj->of[pt->scope][j], md))
+        if (pattern_matches (m, pt, sj->of[pt->scope][j]))
           return true;
     }
   return false;
 }
 
-/* Per call, so that one rule set serves concurrent callers; one ovector
- * pair is enough, only "did it match" matters. */
-static pcre2_match_data *
-match_data_new (void)
+size_t
+ruleset_match_checked (const struct ruleset *rs, const struct shell_parse *p,
+                       const char *home, const struct rule **out, size_t max,
+                       bool *gave_up)
 {
-  return nonnull (pcre2_match_data_create (1, NULL));
+  struct subjects sj = { 0 };
+  build_subjects (&sj, p, home);
+  struct matcher m;
+  matcher_init (&m, rs, &sj);
+  size_t n = 0;
+  for (size_t i = 0; i < rs->n_ordered; i++)
+    if (rule_matches (&m, rs->ordered[i], &sj))
+      {
+        if (n < max)
+          out[n] = &rs->ordered[i]->pub;
+        n++;
+      }
+  if (gave_up)
+    *gave_up = m.gave_up;
+  matcher_free (&m);
+  subjects_free (&sj);
+  return n;
 }
 
 size_t
 ruleset_match (const struct ruleset *rs, const struct shell_parse *p,
                const char *home, const struct rule **out, size_t max)
 {
-  struct subjects sj = { 0 };
-  build_subjects (&sj, p, home);
-  pcre2_match_data *md = match_data_new ();
-  size_t n = 0;
-  for (size_t i = 0; i < rs->n_ordered; i++)
-    if (rule_matches (rs, rs->ordered[i], &sj, md))
-      {
-        if (n < max)
-          out[n] = &rs->ordered[i]->pub;
-        n++;
-      }
-  pcre2_match_data_free (md);
-  subjects_free (&sj);
-  return n;
+  return ruleset_match_checked (rs, p, home, out, max, NULL);
 }
 
 /* ---- the files' own test cases ---- */
@@ -1007,7 +1085,6 @@ int
 ruleset_check_cases (const struct ruleset *rs, char **report)
 {
   struct buf b = { 0 };
-  pcre2_match_data *md = match_data_new ();
   int failures = 0;
   for (size_t i = 0; i < rs->n_rules; i++)
     {
@@ -1022,7 +1099,10 @@ ruleset_check_cases (const struct ruleset *rs, char **report)
           struct shell_parse *p = nonnull (shell_parse (c->text, c->len));
           struct subjects sj = { 0 };
           build_subjects (&sj, p, NULL);
-          bool matched = rule_matches (rs, e, &sj, md);
+          struct matcher m;
+          matcher_init (&m, rs, &sj);
+          bool matched = rule_matches (&m, e, &sj);
+          matcher_free (&m);
           subjects_free (&sj);
           shell_parse_free (p);
           if (matched == c->must_match)
@@ -1047,7 +1127,6 @@ ruleset_check_cases (const struct ruleset *rs, char **report)
           free (line);
         }
     }
-  pcre2_match_data_free (md);
   if (report)
     *report = failures ? buf_take (&b) : NULL;
   free (b.s);

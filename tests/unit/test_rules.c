@@ -636,7 +636,27 @@ test_home_folding (void **state)
   ruleset_free (rs);
 }
 
-/* A pattern PCRE2 gives up on counts as a match. */
+static void
+expect_gave_up (const struct ruleset *rs, const char *text, bool want_gave_up,
+                const char *want_ids)
+{
+  struct shell_parse *p = shell_parse (text, strlen (text));
+  assert_non_null (p);
+  const struct rule *hits[8];
+  bool gave_up = !want_gave_up;
+  size_t n = ruleset_match_checked (rs, p, NULL, hits, N_ELEMENTS (hits),
+                                    &gave_up);
+  shell_parse_free (p);
+  assert_int_equal (gave_up, want_gave_up);
+  char ids[200] = "";
+  for (size_t i = 0; i < n && i < N_ELEMENTS (hits); i++)
+    snprintf (ids + strlen (ids), sizeof ids - strlen (ids), "%s%s",
+              i ? " " : "", hits[i]->id);
+  assert_string_equal (ids, want_ids);
+}
+
+/* A pattern PCRE2 gives up on counts as a match, and so does every
+ * pattern after the command's work budget is spent. */
 static void
 test_match_limit_fails_closed (void **state)
 {
@@ -647,13 +667,39 @@ test_match_limit_fails_closed (void **state)
               "  command ^(?:a|aa)+$\n");
   struct ruleset *rs = load_ok (true);
   /* Short: an honest answer either way. */
-  expect_ids (rs, "aaaa", NULL, "slow");
-  expect_ids (rs, "aaaab", NULL, "");
-  /* Long: 2^n paths before "no match"; the limit ends it as a match. */
+  expect_gave_up (rs, "aaaa", false, "slow");
+  expect_gave_up (rs, "aaaab", false, "");
+  expect_gave_up (rs, "ok", false, "ok");
+  /* Long: 2^n paths before "no match"; matching gives up, and the rules
+   * it could not finish match too. */
   char cmd[80];
   memset (cmd, 'a', 70);
   strcpy (cmd + 70, "b");
-  expect_ids (rs, cmd, NULL, "slow");
+  expect_gave_up (rs, cmd, true, "slow ok");
+  ruleset_free (rs);
+}
+
+/* PCRE2 counts its limit per starting position; the budget counts the
+ * whole command, so a pattern that is quadratic over the subject is
+ * stopped although no single start position is expensive. */
+static void
+test_work_budget_spans_start_positions (void **state)
+{
+  (void) state;
+  write_text (def_path,
+              "rule quad\n action approve\n description quadratic\n"
+              "  text (*NO_START_OPT)a[ax]*c\n");
+  struct ruleset *rs = load_ok (false);
+  expect_gave_up (rs, "echo aaac", false, "quad");
+  expect_gave_up (rs, "echo aaab", false, "");
+  size_t n = 40000;
+  char *cmd = malloc (n + 8);
+  assert_non_null (cmd);
+  memcpy (cmd, "echo ", 5);
+  memset (cmd + 5, 'a', n);
+  strcpy (cmd + 5 + n, "b");
+  expect_gave_up (rs, cmd, true, "quad");
+  free (cmd);
   ruleset_free (rs);
 }
 
@@ -675,6 +721,7 @@ main (void)
     T (test_scopes),
     T (test_home_folding),
     T (test_match_limit_fails_closed),
+    T (test_work_budget_spans_start_positions),
   };
 #undef T
   return cmocka_run_group_tests_name ("rules", tests, NULL, NULL);
