@@ -749,10 +749,15 @@ ruleset_count (const struct ruleset *rs, size_t *n_cases)
   return rs->n_ordered;
 }
 
+/* File order, as listed; the action order of rs->ordered is for
+ * matching. */
 const struct rule *
 ruleset_rule (const struct ruleset *rs, size_t i)
 {
-  return i < rs->n_ordered ? &rs->ordered[i]->pub : NULL;
+  for (size_t k = 0; k < rs->n_rules; k++)
+    if (!rs->rules[k]->disabled && i-- == 0)
+      return &rs->rules[k]->pub;
+  return NULL;
 }
 
 /* ---- subjects: the strings patterns are matched against ---- */

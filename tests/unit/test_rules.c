@@ -472,6 +472,13 @@ test_admin_order_and_disable (void **state)
   assert_int_equal (ruleset_match (rs, p, NULL, NULL, 0), 5);
   shell_parse_free (p);
 
+  /* Listed in file order, without the disabled rule. */
+  static const char *const listed[] = { "d-block", "d-approve", "d-other",
+                                        "a-approve", "a-deny", "a-block" };
+  for (size_t i = 0; i < N_ELEMENTS (listed); i++)
+    assert_string_equal (ruleset_rule (rs, i)->id, listed[i]);
+  assert_null (ruleset_rule (rs, N_ELEMENTS (listed)));
+
   /* A disabled rule is gone. */
   assert_null (ruleset_find (rs, "d-off"));
   assert_non_null (ruleset_find (rs, "d-block"));
