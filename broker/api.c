@@ -182,7 +182,8 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
   char *err = NULL;
   struct session *s = NULL;
   struct backend_reach reach = { 0 };
-  if (backend_open (&orq, &bo, &err) == 0)
+  int orc = backend_open (&orq, &bo, &err);
+  if (orc == 0)
     {
       bo.ops->reach (bo.bs, &reach);
       struct session_limits lim = {
@@ -197,7 +198,8 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
   free (real);
   if (!s)
     {
-      send_error (c, id, "backend_error", "%s", err ? err : "cannot open the session");
+      send_error (c, id, orc == BACKEND_NOT_IMPLEMENTED ? "not_implemented" : "backend_error",
+                  "%s", err ? err : "cannot open the session");
       free (err);
       return;
     }

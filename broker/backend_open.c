@@ -141,7 +141,7 @@ open_modal (const struct backend_open_request *rq, char **err)
   *err = msg ("modal: the %s way is configured correctly, but the modal "
               "backend is not available in this version yet%s",
               modal_backend_name (b), "");
-  return -1;
+  return BACKEND_NOT_IMPLEMENTED;
 }
 
 /* Set once this daemon opened a docker session: from then on its
@@ -297,7 +297,7 @@ backend_open (const struct backend_open_request *rq, struct backend_opened *out,
     return open_modal (rq, err);
   if (!strcmp (rq->backend, "docker"))
     return open_docker (rq, out, err);
-  *err = msg ("backend \"%s\" is not available yet; use \"local\"%s",
-              rq->backend, "");
-  return -1;
+  *err = msg ("backend \"%s\" is not available yet; use \"local\" or "
+              "\"docker\"%s", rq->backend, "");
+  return BACKEND_NOT_IMPLEMENTED;
 }

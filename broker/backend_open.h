@@ -26,7 +26,11 @@ struct backend_opened
                 sandbox sees it */
 };
 
-/* 0, or -1 with *err (malloc'd; names what failed and how to fix it). */
+#define BACKEND_NOT_IMPLEMENTED (-2)
+
+/* 0, or -1 with *err (malloc'd; names what failed and how to fix it);
+ * BACKEND_NOT_IMPLEMENTED for a backend this version does not have (or
+ * a modal configuration that resolved, to a way not built yet). */
 int backend_open (const struct backend_open_request *rq,
                   struct backend_opened *out, char **err);
 

@@ -307,3 +307,29 @@ container () {
   [ -n "$(container s)" ]
   [ "$(container s)" != "$c" ]
 }
+
+@test "docker: the approval gate gives an isolated container the floor, a host-bound one the whole gate" {
+  base_env AIRLOCK_POLICY_MODE=deny
+  al session open iso
+  # Isolated: a dangerous command runs (the container is the boundary)...
+  run al exec iso -- 'mkdir -p /tmp/d/e && rm -r /tmp/d && echo removed'
+  [ "$status" -eq 0 ]
+  [[ "$output" == *removed* ]]
+  # ...but the hard blocks still hold.
+  run al exec iso -- 'kill -9 -1'
+  [ "$status" -eq 77 ]
+  [[ "$output" == *"never allowed"* ]]
+  # Bound to the host workdir: the whole gate, and nobody to approve.
+  mkdir -p "$WORK/dg-victim"
+  chown "$TEST_USER" "$WORK/dg-victim"
+  restart_with AIRLOCK_POLICY_MODE=deny AIRLOCK_DOCKER_MOUNT_WORKDIR=true
+  al session open wd
+  run al exec wd -- "rm -r $WORK/dg-victim"
+  [ "$status" -eq 77 ]
+  [[ "$output" == *"nobody can approve"* ]]
+  [ -d "$WORK/dg-victim" ]
+  rmdir "$WORK/dg-victim"
+  audit="$TEST_HOME/.local/state/airlock/audit.log"
+  grep -q '"backend":"docker".*"decided_by":"isolated"' "$audit"
+  grep -q '"backend":"docker".*"decided_by":"mode-deny"' "$audit"
+}

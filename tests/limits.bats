@@ -43,7 +43,11 @@ print(n)'
 }
 
 @test "a fork bomb is contained and fully killed by the timeout" {
-  run arun --pids 64 --timeout 5 -- bash -c 'b() { b | b & }; b; sleep 60'
+  # From a script file: written inline, the approval gate blocks it before
+  # it ever reaches the sandbox, and this test is about the sandbox.
+  printf '%s\n' 'b() { b | b & }; b; sleep 60' > "$WORK/bomb.sh"
+  run arun --pids 64 --timeout 5 -- bash ./bomb.sh
+  rm -f "$WORK/bomb.sh"
   [ "$status" -eq 124 ]
   for i in $(seq 50); do pgrep -u "$TEST_USER" >/dev/null || break; sleep 0.1; done
   ! pgrep -u "$TEST_USER"
