@@ -110,9 +110,17 @@ gate_decide (const struct ruleset *rs, const struct gate_context *ctx,
   d->truncated = p->truncated;
   const struct rules_settings *set = ruleset_settings (rs);
   const struct rule *hits[64];
-  size_t n = ruleset_match (rs, p, ctx->home, hits, 64);
+  bool gave_up = false;
+  size_t n = ruleset_match_checked (rs, p, ctx->home, hits, 64, &gave_up);
   if (n > 64)
     n = 64; /* deny and block rules come first: none of them is lost */
+  /* A command the parser or the matcher could not finish judging is not
+   * run: naming the rules it might match would only mislead. */
+  if (gave_up || p->truncated)
+    {
+      shell_parse_free (p);
+      return decide (d, GATE_DENY, "too-complex");
+    }
 
   /* 1-2: administrator deny rules, then hard blocks. */
   for (size_t i = 0; i < n; i++)
@@ -212,6 +220,9 @@ gate_denial_message (const struct gate_decision *d)
   else if (!strcmp (d->decided_by, "approve-mode-forbidden"))
     fputs ("needs approval; the administrator does not allow the automatic "
            "approval mode", f);
+  else if (!strcmp (d->decided_by, "too-complex"))
+    fputs ("refused: the command is too long or too complex to judge; split "
+           "it into simpler commands or put it in a script file", f);
   else if (!strcmp (d->decided_by, "timeout"))
     fputs ("needs approval and none came in time (silence is not consent)", f);
   else if (!strcmp (d->decided_by, "person") || !strcmp (d->decided_by, "client"))

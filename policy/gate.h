@@ -1,6 +1,7 @@
 /* The approval gate: one decision per command, the same on every backend.
  *
  * Order (issue 4; each step ends the evaluation when it decides):
+ *   0. a command too long or complex to parse or match completely -> deny
  *   1. administrator deny rules          -> deny   (every backend, every mode)
  *   2. hard blocks                       -> deny   (unless the admin set
  *                                                   isolated_guards admin and
@@ -68,7 +69,7 @@ struct gate_context
 struct gate_decision
 {
   enum gate_verdict verdict;
-  /* Who or what decided: "admin-deny", "hard-block", "user-deny",
+  /* Who or what decided: "too-complex", "admin-deny", "hard-block", "user-deny",
    * "isolated", "bypass", "no-rule", "allowlist", "session-approval",
    * "mode-deny", "mode-approve", "approve-mode-forbidden", or for
    * GATE_ASK "pending". */

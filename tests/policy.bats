@@ -272,3 +272,28 @@ sys.exit(0 if any(eval(sys.argv[2], {}, {"r": r}) for r in recs) else 1)' "$AUDI
   [ "$status" -ne 0 ]
   [[ "$output" == *"configuration directory"* ]]
 }
+
+@test "the administrator's /etc/airlock is masked in a local sandbox" {
+  made=0
+  [ -d /etc/airlock ] || { mkdir /etc/airlock; made=1; }
+  marker="/etc/airlock/policy-test-$$.rules"
+  echo 'set allow_bypass no' > "$marker"
+  chmod 0644 "$marker"
+  run al run --workdir "$PWORK" -- cat "$marker"
+  rm -f "$marker"
+  [ "$made" = 0 ] || rmdir /etc/airlock
+  [ "$status" -ne 0 ]
+  [[ "$output" != *allow_bypass* ]]
+}
+
+@test "modal: a configuration that resolves to nothing fails at session creation, naming the fix" {
+  run converse '{"id":1,"op":"open","session":"m","workdir":"'"$PWORK"'","backend":"modal"}'
+  [[ "$output" == *'"code":"backend_error"'* ]]
+  [[ "$output" == *MODAL_TOKEN_ID* ]]
+  # Direct credentials in a profile: resolved, then (this version) not built.
+  printf '[default]\ntoken_id = "ak-test"\ntoken_secret = "as-test"\n' > "$PHOME/.modal.toml"
+  chown "$TEST_USER" "$PHOME/.modal.toml"
+  run converse '{"id":2,"op":"open","session":"m","workdir":"'"$PWORK"'","backend":"modal"}'
+  [[ "$output" == *'"code":"not_implemented"'*direct* ]]
+  [[ "$output" != *as-test* ]]
+}

@@ -238,6 +238,28 @@ test_denial_message (void **state)
   ruleset_free (rs);
 }
 
+/* Past the tokenizer's nesting limit nothing is judged: refused. */
+static void
+test_too_complex_is_refused (void **state)
+{
+  (void) state;
+  struct ruleset *rs = load (NULL);
+  struct gate_context c = host (GATE_MODE_APPROVE);
+  char cmd[2000] = "";
+  for (int i = 0; i < 100; i++)
+    strcat (cmd, "$(");
+  strcat (cmd, "ls");
+  for (int i = 0; i < 100; i++)
+    strcat (cmd, ")");
+  expect (rs, &c, cmd, GATE_DENY, "too-complex");
+  struct gate_decision d;
+  gate_decide (rs, &c, cmd, &d);
+  char *m = gate_denial_message (&d);
+  assert_non_null (strstr (m, "too complex"));
+  free (m);
+  ruleset_free (rs);
+}
+
 static void
 test_mode_names (void **state)
 {
@@ -286,6 +308,7 @@ main (void)
     cmocka_unit_test (test_bypass_needs_the_admin),
     cmocka_unit_test (test_allowlists),
     cmocka_unit_test (test_denial_message),
+    cmocka_unit_test (test_too_complex_is_refused),
     cmocka_unit_test (test_mode_names),
   };
   return cmocka_run_group_tests (tests, setup, teardown);
