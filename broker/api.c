@@ -346,8 +346,17 @@ op_exec (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id,
   if (cwd && cwd[0] != '/')
     return send_error (c, id, "bad_request", "cwd must be an absolute path");
   /* The approval gate, before anything runs or waits its turn. */
-  if (!gated && !api_gate (d, s, c, req, id, command))
-    return;
+  if (!gated)
+    {
+      char *shown = NULL;
+      if (in && *in && asprintf (&shown, "%s  # stdin: %.200s%s", command, in,
+                                 strlen (in) > 200 ? "..." : "") < 0)
+        shown = NULL;
+      bool go = api_gate (d, s, c, req, id, command, in, shown ? shown : command);
+      free (shown);
+      if (!go)
+        return;
+    }
   if (!background && session_busy_foreground (s->s))
     {
       struct queued *q = calloc (1, sizeof *q), **tail = &s->queue;
@@ -436,9 +445,32 @@ add_job (cJSON *o, const struct job_info *j)
     cJSON_AddNumberToObject (o, "exit_code", j->exit_code);
 }
 
+/* Data for a job's stdin is judged like a command when the job runs a
+ * shell or interpreter that would execute it. */
+static bool
+gate_job_stdin (struct daemon *d, struct dsession *s, struct client *c,
+                const cJSON *req, const cJSON *id, uint32_t job,
+                const char *data)
+{
+  struct job_info jobs[256];
+  size_t n = session_jobs (s->s, jobs, 256);
+  const char *command = NULL;
+  for (size_t i = 0; i < n; i++)
+    if (jobs[i].id == job)
+      command = jobs[i].command;
+  if (!command || !*data)
+    return true; /* no such job: op_job answers that */
+  char *shown = NULL;
+  if (asprintf (&shown, "stdin of job %u (%s): %s", job, command, data) < 0)
+    return false;
+  bool go = api_gate (d, s, c, req, id, command, data, shown);
+  free (shown);
+  return go;
+}
+
 static void
 op_job (struct daemon *d, struct client *c, const char *op, const cJSON *req,
-        const cJSON *id)
+        const cJSON *id, bool gated)
 {
   bool bad = false;
   struct dsession *s = want_session (d, c, req, id, &bad);
@@ -489,6 +521,8 @@ op_job (struct daemon *d, struct client *c, const char *op, const cJSON *req,
       const char *data = want_string (c, req, id, "data", true, &bad);
       bool eof = !bad && want_bool (c, req, id, "eof", &bad);
       if (bad)
+        return cJSON_Delete (r);
+      if (!gated && !gate_job_stdin (d, s, c, req, id, job, data))
         return cJSON_Delete (r);
       rc = session_job_write (s->s, job, data, strlen (data), eof);
     }
@@ -571,17 +605,21 @@ api_handle (struct daemon *d, struct client *c, const char *line, size_t len)
     op_interrupt (d, c, req, id);
   else if (!strcmp (op->valuestring, "jobs") || !strcmp (op->valuestring, "job_output")
            || !strcmp (op->valuestring, "job_stdin") || !strcmp (op->valuestring, "kill"))
-    op_job (d, c, op->valuestring, req, id);
+    op_job (d, c, op->valuestring, req, id, false);
   else
     send_error (c, id, "unknown_op", "unknown op \"%s\"", op->valuestring);
   cJSON_Delete (req);
 }
 
 void
-api_exec_approved (struct daemon *d, struct client *c, const cJSON *req,
-                   const cJSON *id)
+api_resume_approved (struct daemon *d, struct client *c, const cJSON *req,
+                     const cJSON *id)
 {
-  op_exec (d, c, req, id, true);
+  const cJSON *op = cJSON_GetObjectItemCaseSensitive (req, "op");
+  if (!strcmp (op->valuestring, "exec"))
+    op_exec (d, c, req, id, true);
+  else
+    op_job (d, c, op->valuestring, req, id, true);
 }
 
 void

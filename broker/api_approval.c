@@ -19,6 +19,7 @@ struct asking
   cJSON *id;
   struct dsession *s;
   enum gate_mode mode;
+  char *shown; /* what is logged and shown */
   struct gate_decision d;
   long long deadline_ms;
   struct asking *next;
@@ -82,7 +83,8 @@ settle (struct daemon *d, struct dsession *s, struct client *c,
 
 bool
 api_gate (struct daemon *d, struct dsession *s, struct client *c,
-          const cJSON *req, const cJSON *id, const char *command)
+          const cJSON *req, const cJSON *id, const char *command,
+          const char *input, const char *shown)
 {
   enum gate_mode mode = s->mode;
   const cJSON *m = cJSON_GetObjectItemCaseSensitive (req, "approval");
@@ -108,9 +110,9 @@ api_gate (struct daemon *d, struct dsession *s, struct client *c,
     }
   struct gate_decision dec;
   approval_decide (d->approval, mode, s->host_access, &s->approvals, command,
-                   &dec);
+                   input, &dec);
   if (dec.verdict != GATE_ASK)
-    return settle (d, s, c, id, command, &dec);
+    return settle (d, s, c, id, shown, &dec);
 
   struct asking *a = calloc (1, sizeof *a);
   if (!a)
@@ -124,6 +126,7 @@ api_gate (struct daemon *d, struct dsession *s, struct client *c,
   a->id = id ? cJSON_Duplicate (id, true) : cJSON_CreateNull ();
   a->s = s;
   a->mode = mode;
+  a->shown = strdup (shown);
   a->d = dec;
   unsigned timeout = ruleset_settings (approval_rules (d->approval))->approval_timeout;
   a->deadline_ms = session_now_ms () + (long long) timeout * 1000;
@@ -135,9 +138,9 @@ api_gate (struct daemon *d, struct dsession *s, struct client *c,
     cJSON_AddItemToObject (ev, "id", cJSON_Duplicate (id, true));
   cJSON_AddStringToObject (ev, "event", "approval");
   cJSON_AddNumberToObject (ev, "approval", (double) a->number);
-  char *shown = redact_secrets (command);
-  cJSON_AddStringToObject (ev, "command", shown ? shown : command);
-  free (shown);
+  char *redacted = redact_secrets (shown);
+  cJSON_AddStringToObject (ev, "command", redacted ? redacted : "<redacted>");
+  free (redacted);
   cJSON_AddStringToObject (ev, "session", s->name);
   cJSON_AddItemToObject (ev, "rules", rules_json (&dec));
   cJSON_AddNumberToObject (ev, "timeout_ms", (double) timeout * 1000);
@@ -156,6 +159,7 @@ unlink_asking (struct asking *a)
       }
   cJSON_Delete (a->req);
   cJSON_Delete (a->id);
+  free (a->shown);
   free (a);
 }
 
@@ -166,11 +170,9 @@ deny_asking (struct daemon *d, struct asking *a, const char *why)
 {
   a->d.verdict = GATE_DENY;
   a->d.decided_by = why;
-  const cJSON *cmd = cJSON_GetObjectItemCaseSensitive (a->req, "command");
   char *err = NULL;
   if (approval_record (d->approval, a->s ? a->s->name : "?",
-                       a->s ? a->s->backend : "?",
-                       cJSON_IsString (cmd) ? cmd->valuestring : "", &a->d,
+                       a->s ? a->s->backend : "?", a->shown, &a->d,
                        "deny", why, &err) < 0)
     free (err); /* denied either way */
   if (a->c)
@@ -222,9 +224,8 @@ api_op_answer (struct daemon *d, struct client *c, const cJSON *req,
     }
   a->d.verdict = GATE_ALLOW;
   a->d.decided_by = who;
-  const cJSON *cmd = cJSON_GetObjectItemCaseSensitive (a->req, "command");
-  if (approval_record (d->approval, a->s->name, a->s->backend,
-                       cmd->valuestring, &a->d, "allow", who, &err) < 0)
+  if (approval_record (d->approval, a->s->name, a->s->backend, a->shown,
+                       &a->d, "allow", who, &err) < 0)
     {
       send_error (c, a->id, "audit_log",
                   "the command was not run: its approval decision could not "
@@ -239,9 +240,10 @@ api_op_answer (struct daemon *d, struct client *c, const cJSON *req,
         *p = a->next;
         break;
       }
-  api_exec_approved (d, c, a->req, a->id);
+  api_resume_approved (d, c, a->req, a->id);
   cJSON_Delete (a->req);
   cJSON_Delete (a->id);
+  free (a->shown);
   free (a);
 }
 

@@ -12,15 +12,20 @@ cJSON *reply (const cJSON *id, bool ok);
 void send_error (struct client *c, const cJSON *id, const char *code,
                  const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
 
-/* The approval gate in front of every exec (api_approval.c).  Returns true
+/* The approval gate in front of every exec and every write to a job's
+ * stdin (api_approval.c): command is judged, with input (stdin) when the
+ * command would run it; shown is what the audit log and the person see.
+ * Returns true
  * when the command may start now; otherwise it has answered the client
  * (denied) or asked it (the exec resumes through api_exec_approved once
  * answered). */
 bool api_gate (struct daemon *d, struct dsession *s, struct client *c,
-               const cJSON *req, const cJSON *id, const char *command);
-/* Run an exec whose command the gate has let through (api.c). */
-void api_exec_approved (struct daemon *d, struct client *c, const cJSON *req,
-                        const cJSON *id);
+               const cJSON *req, const cJSON *id, const char *command,
+               const char *input, const char *shown);
+/* Carry out a request (exec, job_stdin) the gate has let through, as if
+ * just received (api.c). */
+void api_resume_approved (struct daemon *d, struct client *c,
+                          const cJSON *req, const cJSON *id);
 void api_op_answer (struct daemon *d, struct client *c, const cJSON *req,
                     const cJSON *id);
 /* Unanswered asks past their deadline are denied. */

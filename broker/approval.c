@@ -219,7 +219,7 @@ approval_default_mode (const struct airlock_config *cfg, bool have_terminal)
 void
 approval_decide (struct approval *a, enum gate_mode mode, bool host_access,
                  const struct id_set *session, const char *command,
-                 struct gate_decision *d)
+                 const char *input, struct gate_decision *d)
 {
   struct gate_context ctx = {
     .mode = mode,
@@ -230,7 +230,7 @@ approval_decide (struct approval *a, enum gate_mode mode, bool host_access,
     .always = &a->always,
     .session = session,
   };
-  gate_decide (a->rs, &ctx, command, d);
+  gate_decide_input (a->rs, &ctx, command, input, d);
 }
 
 int

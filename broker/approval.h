@@ -39,7 +39,8 @@ enum gate_mode approval_default_mode (const struct airlock_config *cfg,
  * mode, risk and session approvals. */
 void approval_decide (struct approval *a, enum gate_mode mode,
                       bool host_access, const struct id_set *session,
-                      const char *command, struct gate_decision *d);
+                      const char *command, const char *input,
+                      struct gate_decision *d);
 
 /* Write one audit record.  0, or -1 with *err: the caller must then
  * refuse the command (an unrecorded decision does not run). */

@@ -237,3 +237,59 @@ gate_denial_message (const struct gate_decision *d)
   fclose (f);
   return why;
 }
+
+/* Programs that run what they read on stdin as code when given no script:
+ * their input is judged as a command line too. */
+static bool
+runs_its_input (const char *command)
+{
+  static const char *const readers[]
+      = { "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish",
+          "csh", "tcsh", "python", "python2", "python3", "perl", "ruby",
+          "node", "nodejs", "php", "lua", "tclsh", "eval", "source", ".",
+          "su", "sudo", "doas", "xargs", "env", NULL };
+  struct shell_parse *p = shell_parse (command, strlen (command));
+  if (!p)
+    return true;
+  bool found = p->truncated;
+  for (size_t i = 0; i < p->n_cmds && !found; i++)
+    {
+      const char *name = p->cmds[i].words[0];
+      size_t n = strlen (name);
+      /* python3.11, perl5.36 */
+      while (n && ((name[n - 1] >= '0' && name[n - 1] <= '9') || name[n - 1] == '.'))
+        n--;
+      for (const char *const *r = readers; *r && !found; r++)
+        found = strlen (*r) == n && !strncmp (name, *r, n);
+    }
+  shell_parse_free (p);
+  return found;
+}
+
+void
+gate_decide_input (const struct ruleset *rs, const struct gate_context *ctx,
+                   const char *command, const char *input,
+                   struct gate_decision *d)
+{
+  gate_decide (rs, ctx, command, d);
+  if (d->verdict == GATE_DENY || !input || !*input || !runs_its_input (command))
+    return;
+  struct gate_decision in;
+  gate_decide (rs, ctx, input, &in);
+  if (in.verdict == GATE_ALLOW)
+    return;
+  if (in.verdict == GATE_DENY || d->verdict == GATE_ALLOW)
+    {
+      *d = in;
+      return;
+    }
+  /* Both need an answer: one answer covers the rules of both. */
+  for (size_t i = 0; i < in.n_rules; i++)
+    {
+      bool dup = false;
+      for (size_t j = 0; j < d->n_rules; j++)
+        dup |= d->rules[j] == in.rules[i];
+      if (!dup)
+        keep (d, in.rules[i]);
+    }
+}

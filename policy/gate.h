@@ -89,6 +89,14 @@ struct gate_decision
 void gate_decide (const struct ruleset *rs, const struct gate_context *ctx,
                   const char *command, struct gate_decision *out);
 
+/* The same for a command given input on stdin (an exec's stdin, data
+ * written to a job): when the command runs a shell or an interpreter
+ * that could execute that input, the input is judged as a command line
+ * too, and the stricter decision wins (an ask covers both's rules). */
+void gate_decide_input (const struct ruleset *rs,
+                        const struct gate_context *ctx, const char *command,
+                        const char *input, struct gate_decision *out);
+
 /* What to tell the agent or person about a denial (malloc'd): what
  * matched and why it is refused, and that rephrasing will not help. */
 char *gate_denial_message (const struct gate_decision *d);

@@ -297,3 +297,22 @@ sys.exit(0 if any(eval(sys.argv[2], {}, {"r": r}) for r in recs) else 1)' "$AUDI
   [[ "$output" == *'"code":"not_implemented"'*direct* ]]
   [[ "$output" != *as-test* ]]
 }
+
+@test "api: stdin a shell would run is judged; data for other programs is not" {
+  run converse \
+    '{"id":1,"op":"open","session":"s","workdir":"'"$PWORK"'","approval":"deny"}' \
+    '{"id":2,"op":"exec","session":"s","command":"bash","stdin":"rm -r victim\n"}' \
+    'wait "id":2' \
+    '{"id":3,"op":"exec","session":"s","command":"cat","stdin":"rm -r victim\n"}' \
+    'wait "id":3,"ok":true' \
+    '{"id":4,"op":"exec","session":"s","command":"bash","background":true}' \
+    'wait "id":4' \
+    '{"id":5,"op":"job_stdin","session":"s","job":3,"data":"rm -r victim\n","eof":true}' \
+    'wait "id":5'
+  [[ "$output" == *'"id":2,"ok":false'*'"code":"denied"'* ]]
+  [[ "$output" == *'"id":3,"ok":true'*'rm -r victim'* ]]
+  [[ "$output" == *'"id":4,"ok":true,"job":3'* ]] # job ids count every command
+  [[ "$output" == *'"id":5,"ok":false'*'"code":"denied"'* ]]
+  [ -d "$PWORK/victim" ]
+  audit_has '"stdin of job 3" in r["command"] and r["decision"] == "deny"'
+}

@@ -238,6 +238,33 @@ test_denial_message (void **state)
   ruleset_free (rs);
 }
 
+/* Input a shell or interpreter would run is judged too; input to a
+ * program that only reads data is not. */
+static void
+test_input_run_as_code (void **state)
+{
+  (void) state;
+  struct ruleset *rs = load (NULL);
+  struct gate_context c = host (GATE_MODE_DENY);
+  struct gate_decision d;
+  gate_decide_input (rs, &c, "bash", "cd /\nrm -rf /\n", &d);
+  assert_int_equal (d.verdict, GATE_DENY);
+  assert_string_equal (d.decided_by, "hard-block");
+  gate_decide_input (rs, &c, "/usr/bin/python3.11 -", "rm -rf build", &d);
+  assert_string_equal (d.decided_by, "mode-deny");
+  gate_decide_input (rs, &c, "cd x && sh -s", "rm -r build", &d);
+  assert_string_equal (d.decided_by, "mode-deny");
+  expect (rs, &c, "cat > notes.txt", GATE_ALLOW, "no-rule");
+  gate_decide_input (rs, &c, "cat > notes.txt", "rm -rf /", &d);
+  assert_int_equal (d.verdict, GATE_ALLOW);
+  /* An ask covers the rules of command and input alike. */
+  c.mode = GATE_MODE_ASK;
+  gate_decide_input (rs, &c, "rm -r a; bash", "curl -s u | sh", &d);
+  assert_int_equal (d.verdict, GATE_ASK);
+  assert_int_equal (d.n_rules, 2);
+  ruleset_free (rs);
+}
+
 /* Past the tokenizer's nesting limit nothing is judged: refused. */
 static void
 test_too_complex_is_refused (void **state)
@@ -309,6 +336,7 @@ main (void)
     cmocka_unit_test (test_allowlists),
     cmocka_unit_test (test_denial_message),
     cmocka_unit_test (test_too_complex_is_refused),
+    cmocka_unit_test (test_input_run_as_code),
     cmocka_unit_test (test_mode_names),
   };
   return cmocka_run_group_tests (tests, setup, teardown);
