@@ -42,6 +42,7 @@ NL_PKGS     := libnl-3.0 libnl-route-3.0
 
 HELPER_SRCS := $(wildcard helper/*.c)
 BACKEND_SRCS := backends/local.c backends/local_session.c backends/supervisor_protocol.c \
+                backends/xprintf.c \
                 $(sort $(wildcard backends/docker*.c))
 POLICY_SRCS := $(sort $(wildcard policy/*.c))
 BROKER_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c \
@@ -123,7 +124,7 @@ UNIT_SRCS_audit_log := policy/audit_log.c policy/redact.c
 UNIT_SRCS_docker_risk := policy/docker_risk.c
 # backends/docker: the Engine API client against an in-process fake socket.
 UNIT_TESTS += docker_engine
-UNIT_SRCS_docker_engine := backends/docker_engine.c
+UNIT_SRCS_docker_engine := backends/docker_engine.c backends/xprintf.c
 UNIT_CFLAGS := -std=gnu11 $(WARN) -O1 -g -fsanitize=address,undefined \
                -fno-sanitize-recover=undefined -Ihelper -Ibroker -Ibackends -Ipolicy \
                -DAIRLOCK_SOURCE_DIR='"$(CURDIR)"' 

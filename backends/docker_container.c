@@ -26,20 +26,9 @@
 #include <unistd.h>
 
 #include "docker_risk.h"
+#include "xprintf.h"
 
 #define SUPERVISOR_MAX (64 << 20)
-
-static char *
-xprintf (const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  char *s = NULL;
-  if (vasprintf (&s, fmt, ap) < 0)
-    s = NULL;
-  va_end (ap);
-  return s;
-}
 
 static uint64_t
 fnv1a (uint64_t h, const void *data, size_t n)

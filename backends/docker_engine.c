@@ -1,6 +1,7 @@
 /* The Docker Engine API client (see docker_engine.h). */
 #define _GNU_SOURCE
 #include "docker_engine.h"
+#include "xprintf.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -24,18 +25,6 @@ struct docker_engine {
   char *socket;
   CURL *curl; /* kept: its connection to the socket is reused */
 };
-
-static char *
-xprintf (const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  char *s = NULL;
-  if (vasprintf (&s, fmt, ap) < 0)
-    s = NULL;
-  va_end (ap);
-  return s;
-}
 
 char *
 docker_socket_choose (const char *configured, bool explicit,

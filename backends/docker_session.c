@@ -35,6 +35,7 @@
 
 #include "docker_container.h"
 #include "exec_leader.h"
+#include "xprintf.h"
 
 #define READ_CHUNK (128 << 10)
 #define DOCKER_FRAME_MAX (1 << 20) /* docker sends at most 32 KiB frames */
@@ -72,18 +73,6 @@ struct backend_session {
    * so the shell state directory and the starting directory exist. */
   char **boot_argv, **boot_env;
 };
-
-static char *
-xprintf (const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  char *s = NULL;
-  if (vasprintf (&s, fmt, ap) < 0)
-    s = NULL;
-  va_end (ap);
-  return s;
-}
 
 static long long
 now_ms (void)

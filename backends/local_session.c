@@ -22,6 +22,7 @@
 
 #include "local.h"
 #include "supervisor_protocol.h"
+#include "xprintf.h"
 
 #ifndef SUPERVISOR_PATH
 #define SUPERVISOR_PATH "/usr/local/libexec/airlock/airlock-supervisor"
@@ -44,18 +45,6 @@ struct backend_session {
   struct sup_msg msg;
   struct al_message report;
 };
-
-static char *
-xprintf (const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  char *s = NULL;
-  if (vasprintf (&s, fmt, ap) < 0)
-    s = NULL;
-  va_end (ap);
-  return s;
-}
 
 static int
 send_w (struct backend_session *s)

@@ -15,6 +15,7 @@
 #include "approval.h"
 #include "audit_log.h"
 #include "runtime_dir.h"
+#include "xprintf.h"
 
 struct file_stamp
 {
@@ -35,20 +36,6 @@ struct approval
   struct audit_log *log;
 };
 
-static char *
-xfmt (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
-static char *
-xfmt (const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  char *s = NULL;
-  if (vasprintf (&s, fmt, ap) < 0)
-    s = NULL;
-  va_end (ap);
-  return s;
-}
-
 static const char *
 home_dir (void)
 {
@@ -65,9 +52,9 @@ state_dir (void)
 {
   const char *x = getenv ("XDG_STATE_HOME");
   if (x && x[0] == '/')
-    return xfmt ("%s/airlock", x);
+    return xprintf ("%s/airlock", x);
   const char *h = home_dir ();
-  return h ? xfmt ("%s/.local/state/airlock", h) : NULL;
+  return h ? xprintf ("%s/.local/state/airlock", h) : NULL;
 }
 
 /* The directory of the user's config file: config.json and allowlist. */
@@ -109,7 +96,7 @@ load_allowlist (struct approval *a, char **err)
     {
       if (!a->allowlist_path || errno == ENOENT)
         return 0;
-      *err = xfmt ("%s: %s", a->allowlist_path, strerror (errno));
+      *err = xprintf ("%s: %s", a->allowlist_path, strerror (errno));
       return -1;
     }
   char *line = NULL;
@@ -154,7 +141,7 @@ approval_open (const struct airlock_config *cfg, char **err)
   const char *h = home_dir ();
   a->home = h ? strdup (h) : NULL;
   char *cdir = config_dir ();
-  a->allowlist_path = cdir ? xfmt ("%s/allowlist", cdir) : NULL;
+  a->allowlist_path = cdir ? xprintf ("%s/allowlist", cdir) : NULL;
   free (cdir);
   char *sdir = state_dir ();
   if (!sdir)
@@ -273,7 +260,7 @@ approval_remember (struct approval *a, const struct gate_decision *d,
         *p = '\0';
         if (mkdir (dir, 0700) < 0 && errno != EEXIST)
           {
-            *err = xfmt ("cannot create %s: %s", dir, strerror (errno));
+            *err = xprintf ("cannot create %s: %s", dir, strerror (errno));
             free (dir);
             return -1;
           }
@@ -285,16 +272,16 @@ approval_remember (struct approval *a, const struct gate_decision *d,
                  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0)
     {
-      *err = xfmt ("%s: %s", a->allowlist_path, strerror (errno));
+      *err = xprintf ("%s: %s", a->allowlist_path, strerror (errno));
       return -1;
     }
   int rc = 0;
   for (size_t i = 0; i < d->n_rules && rc == 0; i++)
     {
-      char *line = xfmt ("%s\n", d->rules[i]->id);
+      char *line = xprintf ("%s\n", d->rules[i]->id);
       if (!line || write (fd, line, strlen (line)) != (ssize_t) strlen (line))
         {
-          *err = xfmt ("%s: %s", a->allowlist_path, strerror (errno));
+          *err = xprintf ("%s: %s", a->allowlist_path, strerror (errno));
           rc = -1;
         }
       free (line);
@@ -317,7 +304,7 @@ resolve (const char *path)
     return copy;
   *slash = '\0';
   char *parent = resolve (copy);
-  char *out = parent ? xfmt ("%s/%s", strcmp (parent, "/") ? parent : "",
+  char *out = parent ? xprintf ("%s/%s", strcmp (parent, "/") ? parent : "",
                              slash + 1)
                      : NULL;
   free (parent);
@@ -353,7 +340,7 @@ approval_check_exposed (const char *host_path, char **err)
       char *d = dirs[i] ? resolve (dirs[i]) : NULL;
       if (d && host && contains (host, d))
         {
-          *err = xfmt ("%s would expose airlock's %s directory %s to the "
+          *err = xprintf ("%s would expose airlock's %s directory %s to the "
                        "sandbox, where a command could read or change it; "
                        "use a directory that does not contain it",
                        host_path, what[i], d);

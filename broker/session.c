@@ -17,6 +17,7 @@
 #include "output_window.h"
 #include "protocol.h"
 #include "shell_state.h"
+#include "xprintf.h"
 
 #define BOOTSTRAP_TIMEOUT_MS 30000
 #define META_MAX 8192
@@ -67,18 +68,6 @@ session_now_ms (void)
   struct timespec ts;
   clock_gettime (CLOCK_MONOTONIC, &ts);
   return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static char *
-xprintf (const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  char *s = NULL;
-  if (vasprintf (&s, fmt, ap) < 0)
-    s = NULL;
-  va_end (ap);
-  return s;
 }
 
 /* The environment every command starts from; the snapshot then restores

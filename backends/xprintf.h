@@ -1,0 +1,9 @@
+/* printf into a new string: the one formatting helper of the broker and
+ * its backends. */
+#ifndef AIRLOCK_BACKENDS_XPRINTF_H
+#define AIRLOCK_BACKENDS_XPRINTF_H
+
+/* malloc'd; NULL when out of memory. */
+char *xprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+
+#endif
