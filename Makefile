@@ -196,10 +196,18 @@ deps:
 	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
 	else echo "all build and test packages are installed"; fi
 
-# Figures, never a verdict: a warm session's per-command latency against
-# bash -c, and sandbox creation against bubblewrap, with ratios.
-bench: all
+# Figures, never a verdict: the approval gate's cost per command against
+# spawning /bin/true; a warm session's per-command latency against bash -c
+# (and docker exec); sandbox creation against bubblewrap; with ratios.
+bench: all $(BUILDDIR)/gate-bench
+	$(BUILDDIR)/gate-bench policy/default.rules
 	BUILDDIR=$(BUILDDIR) tests/bench/bench.sh
+
+GATE_SRCS := policy/gate.c policy/rules.c policy/shell_parse.c policy/normalize.c
+$(BUILDDIR)/gate-bench: tests/bench/gate_bench.c $(GATE_SRCS) $(wildcard policy/*.h) Makefile
+	@mkdir -p $(BUILDDIR)
+	$(CC) $(BASE_CFLAGS) -Ipolicy -o $@ tests/bench/gate_bench.c $(GATE_SRCS) $(LDHARDEN) \
+	  $(shell $(PKG) --libs libpcre2-8) $(BROKER_LIBS)
 
 demo: deps
 	$(MAKE) all
