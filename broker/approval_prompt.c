@@ -75,7 +75,7 @@ approval_prompt (const char *command, const char *const *rules, size_t n_rules,
       if (left <= 0)
         {
           fputs ("\nairlock: no answer in time: denied.\n", f);
-          answer = "deny";
+          answer = "timeout";
           break;
         }
       fprintf (f, "Run it? [o]nce, for this [s]ession, [a]lways, [d]eny "

@@ -13,8 +13,9 @@
 bool approval_tty_available (void);
 
 /* Show the command (control characters made visible) and the reasons,
- * and read once / session / always / deny from /dev/tty.  Silence until
- * the deadline, end of input or no terminal: "deny". */
+ * and read once / session / always / deny from /dev/tty.  End of input or
+ * no terminal: "deny"; silence until the deadline: "timeout" (a denial
+ * too, recorded as such). */
 const char *approval_prompt (const char *command, const char *const *rules,
                              size_t n_rules, long long timeout_ms);
 

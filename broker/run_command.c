@@ -148,10 +148,11 @@ run_gate (char *const *argv, const struct local_run *r)
           free (err);
           err = NULL;
         }
-      d.verdict = strcmp (answer, "deny") ? GATE_ALLOW : GATE_DENY;
-      by = "person";
-      if (d.verdict == GATE_DENY)
-        d.decided_by = "person";
+      bool no = !strcmp (answer, "deny") || !strcmp (answer, "timeout");
+      d.verdict = no ? GATE_DENY : GATE_ALLOW;
+      by = strcmp (answer, "timeout") ? "person" : "timeout";
+      if (no)
+        d.decided_by = by;
     }
   else if (d.verdict == GATE_ASK) /* ask: no API client here to answer */
     {

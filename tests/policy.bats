@@ -316,3 +316,13 @@ sys.exit(0 if any(eval(sys.argv[2], {}, {"r": r}) for r in recs) else 1)' "$AUDI
   [ -d "$PWORK/victim" ]
   audit_has '"stdin of job 3" in r["command"] and r["decision"] == "deny"'
 }
+
+@test "interactive: no answer at the terminal before the timeout denies" {
+  admin 'set approval_timeout 1'
+  PMODE=auto setup
+  run bash -c "sleep 4 | runuser -u $TEST_USER -- env -i PATH=/usr/bin:/bin $EXTRA_ENV AIRLOCK_HELPER=$AIRLOCK_HELPER script -qec \"$AIRLOCK run --workdir $PWORK -- rm -r victim\" /dev/null"
+  [[ "$output" == *"needs your approval"* ]]
+  [[ "$output" == *"no answer in time"* ]]
+  [ -d "$PWORK/victim" ]
+  audit_has 'r["decided_by"] == "timeout" and r["decision"] == "deny"'
+}
