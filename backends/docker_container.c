@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -326,6 +327,8 @@ docker_container_plan (struct docker_container *c,
       return -1;
     }
   c->pull = o->pull;
+  c->progress = o->progress;
+  c->progress_ctx = o->progress_ctx;
   if (docker_engine_ping (c->eng, err) < 0
       || load_supervisor_tar (c, o->supervisor, err) < 0)
     return -1;
@@ -390,10 +393,15 @@ docker_container_plan (struct docker_container *c,
 
 /* ---- lifecycle ---- */
 
+/* One line of the engine's pull stream, for the daemon's log and the
+ * person waiting.  Byte counters ("Downloading 12MB/80MB") change many
+ * times a second: the caller gets at most one of those a second, and
+ * every other status line. */
 static void
 pull_progress (void *ctx, const char *line)
 {
-  const char *image = ctx;
+  struct docker_container *c = ctx;
+  const char *image = c->image;
   cJSON *j = cJSON_Parse (line);
   const cJSON *st = cJSON_GetObjectItemCaseSensitive (j, "status");
   const cJSON *id = cJSON_GetObjectItemCaseSensitive (j, "id");
@@ -406,6 +414,25 @@ pull_progress (void *ctx, const char *line)
              cJSON_IsString (id) ? id->valuestring : "", cJSON_IsString (id) ? ": " : "",
              st->valuestring, cJSON_IsString (pr) ? " " : "",
              cJSON_IsString (pr) ? pr->valuestring : "");
+  struct timespec now;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  long long ms = (long long) now.tv_sec * 1000 + now.tv_nsec / 1000000;
+  bool counter = cJSON_IsString (pr);
+  if (c->progress && (cJSON_IsString (er) || cJSON_IsString (st))
+      && (!counter || ms - c->progress_at_ms >= 1000))
+    {
+      if (counter)
+        c->progress_at_ms = ms;
+      char *text = cJSON_IsString (er)
+                       ? xprintf ("pulling %s: error: %s", image, er->valuestring)
+                       : xprintf ("pulling %s: %s%s%s%s%s", image,
+                                  cJSON_IsString (id) ? id->valuestring : "",
+                                  cJSON_IsString (id) ? ": " : "", st->valuestring,
+                                  counter ? " " : "", counter ? pr->valuestring : "");
+      if (text)
+        c->progress (c->progress_ctx, text);
+      free (text);
+    }
   cJSON_Delete (j);
 }
 
@@ -445,7 +472,14 @@ pull (struct docker_container *c, char **err)
   curl_free (esc);
   fprintf (stderr, "airlock: image %s is not present: pulling it\n", c->image);
   struct docker_response r;
-  int rc = path ? docker_call_lines (c->eng, "POST", path, pull_progress, c->image, &r, err) : -1;
+  if (c->progress)
+    {
+      char *text = xprintf ("image %s is not present: pulling it", c->image);
+      if (text)
+        c->progress (c->progress_ctx, text);
+      free (text);
+    }
+  int rc = path ? docker_call_lines (c->eng, "POST", path, pull_progress, c, &r, err) : -1;
   free (path);
   if (rc < 0)
     return -1;

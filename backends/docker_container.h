@@ -21,6 +21,9 @@ struct docker_container {
   char *id;
   char *image;
   bool pull;
+  void (*progress) (void *ctx, const char *line);
+  void *progress_ctx;
+  long long progress_at_ms; /* the last throttled line */
   cJSON *body;      /* the create request, labels and config hash included */
   uint8_t *tar;     /* the supervisor, as the archive PUT into it */
   size_t tar_len;

@@ -12,7 +12,11 @@
 struct docker_session_options {
   const char *socket;       /* the Engine's unix socket */
   const char *image;
-  bool pull;                /* pull a missing image (progress on stderr) */
+  bool pull;                /* pull a missing image (progress on stderr,
+                               and to progress() when set) */
+  /* Progress of a long step (an image pull), one line at a time. */
+  void (*progress) (void *ctx, const char *line);
+  void *progress_ctx;
   bool network;             /* false: network mode none */
   uint64_t memory;          /* bytes; 0: no limit */
   int64_t nano_cpus;        /* 0: no limit */

@@ -147,6 +147,26 @@ valid_name (const char *n)
   return true;
 }
 
+struct open_progress
+{
+  struct client *c;
+  const cJSON *id;
+};
+
+/* A progress event of an open that takes long (an image pull). */
+static void
+open_progress (void *ctx, const char *line)
+{
+  struct open_progress *p = ctx;
+  cJSON *ev = cJSON_CreateObject ();
+  if (p->id)
+    cJSON_AddItemToObject (ev, "id", cJSON_Duplicate (p->id, true));
+  cJSON_AddStringToObject (ev, "event", "progress");
+  cJSON_AddStringToObject (ev, "message", line);
+  client_send (p->c, ev);
+  client_flush (p->c);
+}
+
 static void
 op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
 {
@@ -175,9 +195,12 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
   if (!real)
     return send_error (c, id, "bad_request", "workdir %s: %s", workdir,
                        strerror (errno));
+  struct open_progress prog = { c, id };
   struct backend_open_request orq = { .cfg = d->cfg, .backend = backend,
                                       .session = name, .workdir = real,
-                                      .owner_id = d->dir };
+                                      .owner_id = d->dir,
+                                      .progress = open_progress,
+                                      .progress_ctx = &prog };
   struct backend_opened bo;
   char *err = NULL;
   struct session *s = NULL;

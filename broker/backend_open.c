@@ -178,6 +178,8 @@ open_docker (const struct backend_open_request *rq, struct backend_opened *out,
     .session = rq->session,
     .owner_id = rq->owner_id,
     .supervisor = getenv ("AIRLOCK_SUPERVISOR"),
+    .progress = rq->progress,
+    .progress_ctx = rq->progress_ctx,
   };
   if (!o.supervisor || !*o.supervisor)
     o.supervisor = SUPERVISOR_PATH;

@@ -16,6 +16,10 @@ struct backend_open_request
   const char *owner_id; /* who owns the sandbox: the daemon's runtime
                            directory, so sandboxes of a dead daemon can be
                            recognised as orphans */
+  /* Progress of a slow start (pulling an image), a line at a time; NULL:
+   * none wanted. */
+  void (*progress) (void *ctx, const char *line);
+  void *progress_ctx;
 };
 
 struct backend_opened

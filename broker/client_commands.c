@@ -256,6 +256,16 @@ session_command (int argc, char **argv)
       return 1;
     }
   cJSON *r = call (&c, req);
+  /* A slow open (an image pull) says how it is going. */
+  for (const cJSON *ev; (ev = cJSON_GetObjectItem (r, "event"))
+                        && cJSON_IsString (ev) && !strcmp (ev->valuestring, "progress");)
+    {
+      const cJSON *m = cJSON_GetObjectItem (r, "message");
+      if (cJSON_IsString (m))
+        fprintf (stderr, "airlock: %s\n", m->valuestring);
+      cJSON_Delete (r);
+      r = read_json (&c);
+    }
   int rc = 0;
   if (!cJSON_IsTrue (cJSON_GetObjectItem (r, "ok")))
     rc = print_error (r, "session");

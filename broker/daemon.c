@@ -286,6 +286,16 @@ read_client (struct daemon *d, struct client *c)
     }
 }
 
+static void write_client (struct client *c);
+
+/* What is queued, now (as far as the socket takes it without waiting):
+ * for progress events during a long request. */
+void
+client_flush (struct client *c)
+{
+  write_client (c);
+}
+
 static void
 write_client (struct client *c)
 {

@@ -46,6 +46,8 @@ struct daemon {
 
 /* Queue one JSON message (and its newline) to the client; takes msg. */
 void client_send (struct client *c, cJSON *msg);
+/* Write what is queued without waiting (progress during a long request). */
+void client_flush (struct client *c);
 
 /* Handle one request line. */
 void api_handle (struct daemon *d, struct client *c, const char *line,

@@ -209,6 +209,32 @@ container () {
   [ -z "$(container s)" ]
 }
 
+@test "docker: a missing image is pulled when configured, with progress for the person waiting" {
+  # A registry test double on 127.0.0.1 serving the test image under
+  # another name (tests/docker/fake-registry.py: the Registry API V2).
+  $DOCKER save "$IMAGE" -o "$T/pull-src.tar"
+  rm -f "$T/registry.port"
+  python3 tests/docker/fake-registry.py "$T/pull-src.tar" airlock-pull:v1 \
+    "$T/registry.port" 2> "$T/registry.log" &
+  reg=$!
+  for i in $(seq 100); do [ -s "$T/registry.port" ] && break; sleep 0.1; done
+  ref="127.0.0.1:$(cat "$T/registry.port")/airlock-pull:v1"
+  $DOCKER rmi "$ref" >/dev/null 2>&1 || true
+  base_env AIRLOCK_DOCKER_IMAGE="$ref" AIRLOCK_DOCKER_PULL=true
+  run al session open s
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"image $ref is not present: pulling it"* ]]
+  [[ "$output" == *"pulling $ref: "*"Status: Downloaded newer image"* ]]
+  run al exec s -- 'echo from-the-pulled-image'
+  [ "$output" = from-the-pulled-image ]
+  grep -q "/v2/airlock-pull/manifests/v1" "$T/registry.log"
+  al session close s
+  kill "$reg"
+  $DOCKER rmi "$ref" >/dev/null 2>&1 || true
+  rm -f "$T/pull-src.tar"
+}
+
 @test "docker: a container that fails to start is removed again" {
   base_env AIRLOCK_DOCKER_USER=no-such-user
   run al session open s
