@@ -42,6 +42,7 @@ stop_daemon () {
 
 teardown () {
   stop_daemon
+  [ -z "${reg:-}" ] || kill "$reg" 2>/dev/null # the registry double, if any
   # Whatever this test left (it should be nothing: see "closing removes").
   ids=$($DOCKER ps -aq --filter "label=airlock.owner=$OWNER" 2>/dev/null)
   [ -z "$ids" ] || $DOCKER rm -f $ids >/dev/null 2>&1
