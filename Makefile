@@ -52,7 +52,7 @@ BROKER_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c \
                broker/api_approval.c broker/approval_prompt.c broker/policy_command.c \
                $(BACKEND_SRCS) $(POLICY_SRCS) helper/protocol.c
 SUPERVISOR_SRCS := backends/supervisor.c backends/supervisor_protocol.c helper/protocol.c \
-                   backends/exec_leader.c backends/process_tree.c
+                   backends/exec_leader.c backends/process_tree.c backends/stdin_feed.c
 
 HELPER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/%.o,$(HELPER_SRCS))
 BROKER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/broker-%.o,$(BROKER_SRCS))

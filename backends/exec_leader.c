@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "process_tree.h"
+#include "stdin_feed.h"
 
 #define DRAIN_IDLE_MS 200          /* as the local supervisor: after exit, */
-#define STDIN_BUFFER_MAX (4 << 20) /* output that pauses this long is done */
 
 static long long
 now_ms (void)
@@ -81,34 +81,10 @@ run_command (char **argv, const int fds[4])
 
 struct leader {
   int out, err, meta;  /* the command's output pipes (read ends) */
-  int in;              /* its stdin pipe (write end), -1 without */
-  char *pending;       /* stdin not yet taken by the command */
-  size_t pending_len;
-  bool stdin_eof;
+  struct stdin_feed in; /* its stdin pipe (in.fd: write end, -1 without) */
   uint8_t ctl[XL_HEADER + XL_MAX_PAYLOAD];
   size_t ctl_len;
 };
-
-static void
-feed_stdin (struct leader *l)
-{
-  while (l->in >= 0 && l->pending_len > 0)
-    {
-      ssize_t w = write (l->in, l->pending, l->pending_len);
-      if (w < 0 && (errno == EAGAIN || errno == EINTR))
-        return;
-      if (w <= 0)
-        {
-          l->pending_len = 0; /* the command closed its stdin */
-          close_fd (&l->in);
-          return;
-        }
-      memmove (l->pending, l->pending + w, l->pending_len - (size_t) w);
-      l->pending_len -= (size_t) w;
-    }
-  if (l->stdin_eof && l->pending_len == 0)
-    close_fd (&l->in);
-}
 
 static void
 complain (const char *what)
@@ -142,25 +118,16 @@ read_control (struct leader *l)
       switch (f[0])
         {
         case XL_STDIN:
-          if (l->in < 0)
+          if (l->in.fd < 0)
             break; /* no stdin, or the command closed it: dropped */
-          if (l->pending_len + len > STDIN_BUFFER_MAX)
+          switch (stdin_feed_push (&l->in, p, len, false))
             {
-              complain ("stdin backlog over 4 MiB: input dropped");
-              break;
+            case -1: complain ("stdin backlog over 4 MiB: input dropped"); break;
+            case -2: complain ("out of memory: input dropped"); break;
             }
-          char *q = realloc (l->pending, l->pending_len + len + 1);
-          if (!q)
-            {
-              complain ("out of memory: input dropped");
-              break;
-            }
-          l->pending = q;
-          memcpy (q + l->pending_len, p, len);
-          l->pending_len += len;
           break;
         case XL_STDIN_EOF:
-          l->stdin_eof = true;
+          stdin_feed_push (&l->in, NULL, 0, true);
           break;
         case XL_SIGNAL:
           if (len == 1 && p[0] > 0 && p[0] < 65)
@@ -173,7 +140,7 @@ read_control (struct leader *l)
     }
   memmove (l->ctl, l->ctl + off, l->ctl_len - off);
   l->ctl_len -= off;
-  feed_stdin (l);
+  stdin_feed_pump (&l->in);
   return true;
 }
 
@@ -246,9 +213,9 @@ exec_leader_main (int argc, char **argv)
   l.out = out[0];
   l.err = err[0];
   l.meta = meta[0];
-  l.in = in[1];
-  if (l.in >= 0)
-    fcntl (l.in, F_SETFL, O_NONBLOCK);
+  l.in.fd = in[1];
+  if (l.in.fd >= 0)
+    fcntl (l.in.fd, F_SETFL, O_NONBLOCK);
   if (cmd < 0)
     {
       fprintf (stderr, "airlock job leader: fork: %s\n", strerror (errno));
@@ -262,7 +229,7 @@ exec_leader_main (int argc, char **argv)
     {
       struct pollfd p[6];
       int fdv[6] = { broker_gone ? -1 : 0, sfd, l.out, l.err, l.meta,
-                     l.pending_len ? l.in : -1 };
+                     l.in.len ? l.in.fd : -1 };
       for (int k = 0; k < 6; k++)
         p[k] = (struct pollfd){ .fd = fdv[k], .events = k == 5 ? POLLOUT : POLLIN };
       int wait = -1;
@@ -281,7 +248,7 @@ exec_leader_main (int argc, char **argv)
           process_tree_signal (SIGKILL);
         }
       if (p[5].revents)
-        feed_stdin (&l);
+        stdin_feed_pump (&l.in);
       int *outs[3] = { &l.out, &l.err, &l.meta };
       for (int k = 0; k < 3; k++)
         if (p[2 + k].revents && forward (outs[k], (uint8_t) (XL_OUT + k)) && exited)
@@ -310,7 +277,7 @@ exec_leader_main (int argc, char **argv)
           close_fd (&l.out);
           close_fd (&l.err);
           close_fd (&l.meta);
-          close_fd (&l.in);
+          stdin_feed_close (&l.in);
           uint32_t code = WIFEXITED (status) ? (uint32_t) WEXITSTATUS (status) : 0;
           uint32_t sig = WIFSIGNALED (status) ? (uint32_t) WTERMSIG (status) : 0;
           uint8_t payload[8] = { (uint8_t) (code >> 24), (uint8_t) (code >> 16),

@@ -29,22 +29,20 @@
 
 #include "exec_leader.h"
 #include "process_tree.h"
+#include "stdin_feed.h"
 #include "supervisor_protocol.h"
 
 #define CONTROL_FD 0
 #define DRAIN_IDLE_MS 200          /* after exit, output that pauses this long is done */
-#define STDIN_BUFFER_MAX (4 << 20) /* undelivered stdin per job */
 
 struct job {
   uint32_t id;    /* 0: free slot */
   pid_t leader;   /* 0 once reaped */
-  int out_fd, err_fd, meta_fd, in_fd, ctl_fd, status_fd;
+  int out_fd, err_fd, meta_fd, ctl_fd, status_fd;
+  struct stdin_feed in; /* in.fd: the job's stdin pipe, -1 without */
   bool exited, reported;
   int wait_status;
   long long drain_until_ms;
-  char *pending;
-  size_t pending_len;
-  bool stdin_eof;
 };
 
 static struct job jobs[SUP_MAX_JOBS];
@@ -223,10 +221,10 @@ spawn (const struct sup_msg *m)
   close (ctl[0]);
   close (st[1]);
   *j = (struct job){ .id = m->job, .leader = leader, .out_fd = out[0],
-                     .err_fd = err[0], .meta_fd = meta[0], .in_fd = in[1],
+                     .err_fd = err[0], .meta_fd = meta[0], .in = { .fd = in[1] },
                      .ctl_fd = ctl[1], .status_fd = st[0] };
-  if (j->in_fd >= 0)
-    fcntl (j->in_fd, F_SETFL, O_NONBLOCK);
+  if (j->in.fd >= 0)
+    fcntl (j->in.fd, F_SETFL, O_NONBLOCK);
   if (leader < 0)
     {
       send_error (m->job, "fork: %s", strerror (errno));
@@ -237,27 +235,6 @@ spawn (const struct sup_msg *m)
   sup_put_u32 (&out_msg, SUP_F_JOB, m->job);
   sup_put_u32 (&out_msg, SUP_F_PID, (uint32_t) leader);
   send_msg ();
-}
-
-static void
-feed_stdin (struct job *j)
-{
-  while (j->in_fd >= 0 && j->pending_len > 0)
-    {
-      ssize_t w = write (j->in_fd, j->pending, j->pending_len);
-      if (w < 0 && errno == EAGAIN)
-        return;
-      if (w <= 0)
-        {
-          j->pending_len = 0; /* the job closed its stdin */
-          close_fd (&j->in_fd);
-          return;
-        }
-      memmove (j->pending, j->pending + w, j->pending_len - (size_t) w);
-      j->pending_len -= (size_t) w;
-    }
-  if (j->stdin_eof && j->pending_len == 0)
-    close_fd (&j->in_fd);
 }
 
 static void
@@ -274,18 +251,16 @@ handle_request (const struct sup_msg *m)
       send_msg ();
       return;
     case SUP_STDIN:
-      if (!j || j->in_fd < 0)
+      if (!j || j->in.fd < 0)
         return send_error (m->job, "job has no open stdin%s", "");
-      if (j->pending_len + m->data_len > STDIN_BUFFER_MAX)
-        return send_error (m->job, "stdin backlog over %s bytes", "4194304");
-      char *p = realloc (j->pending, j->pending_len + m->data_len + 1);
-      if (!p)
-        return send_error (m->job, "out of memory%s", "");
-      j->pending = p;
-      memcpy (p + j->pending_len, m->data, m->data_len);
-      j->pending_len += m->data_len;
-      j->stdin_eof |= m->eof;
-      feed_stdin (j);
+      switch (stdin_feed_push (&j->in, m->data, m->data_len, m->eof))
+        {
+        case -1:
+          return send_error (m->job, "stdin backlog over %s bytes", "4194304");
+        case -2:
+          return send_error (m->job, "out of memory%s", "");
+        }
+      stdin_feed_pump (&j->in);
       return;
     case SUP_SIGNAL:
       if (!j)
@@ -335,7 +310,7 @@ maybe_report_exit (struct job *j)
   close_fd (&j->out_fd);
   close_fd (&j->err_fd);
   close_fd (&j->meta_fd);
-  close_fd (&j->in_fd);
+  stdin_feed_close (&j->in);
   sup_begin (&out_msg, SUP_EXITED);
   sup_put_u32 (&out_msg, SUP_F_JOB, j->id);
   if (WIFSIGNALED (j->wait_status))
@@ -353,7 +328,7 @@ release_if_done (struct job *j)
     {
       close_fd (&j->ctl_fd);
       close_fd (&j->status_fd);
-      free (j->pending);
+      stdin_feed_close (&j->in);
       *j = (struct job){ .id = 0 };
     }
 }
@@ -422,7 +397,7 @@ main (int argc, char **argv)
           if (!j->id)
             continue;
           int fds[5] = { j->out_fd, j->err_fd, j->meta_fd, j->status_fd,
-                         j->pending_len ? j->in_fd : -1 };
+                         j->in.len ? j->in.fd : -1 };
           for (int k = 0; k < 5; k++)
             if (fds[k] >= 0)
               {
@@ -466,8 +441,8 @@ main (int argc, char **argv)
             forward_output (j, &j->err_fd, 2);
           else if (j && p[i].fd == j->meta_fd)
             forward_output (j, &j->meta_fd, 3);
-          else if (j && p[i].fd == j->in_fd)
-            feed_stdin (j);
+          else if (j && p[i].fd == j->in.fd)
+            stdin_feed_pump (&j->in);
           else if (j && p[i].fd == j->status_fd)
             {
               if (read (j->status_fd, &j->wait_status, sizeof j->wait_status)
