@@ -112,16 +112,16 @@ UNIT_SRCS_protocol := helper/protocol.c
 UNIT_SRCS_shell_state := broker/shell_state.c
 UNIT_SRCS_supervisor_protocol := backends/supervisor_protocol.c helper/protocol.c
 UNIT_SRCS_output_window := broker/output_window.c
-UNIT_SRCS_config := broker/config.c
+UNIT_SRCS_config := broker/config.c policy/xalloc.c
 # policy/: one test per module; test_rules also runs every case of the
 # shipped rule file (policy/default.rules).
 UNIT_TESTS += shell_parse rules gate modal_mode audit_log docker_risk
 UNIT_SRCS_shell_parse := policy/shell_parse.c policy/normalize.c
-UNIT_SRCS_rules := policy/rules.c policy/shell_parse.c policy/normalize.c
-UNIT_SRCS_gate := policy/gate.c policy/rules.c policy/shell_parse.c policy/normalize.c
-UNIT_SRCS_modal_mode := policy/modal_mode.c
-UNIT_SRCS_audit_log := policy/audit_log.c policy/redact.c
-UNIT_SRCS_docker_risk := policy/docker_risk.c
+UNIT_SRCS_rules := policy/rules.c policy/shell_parse.c policy/normalize.c policy/xalloc.c
+UNIT_SRCS_gate := policy/gate.c policy/rules.c policy/shell_parse.c policy/normalize.c policy/xalloc.c
+UNIT_SRCS_modal_mode := policy/modal_mode.c policy/xalloc.c
+UNIT_SRCS_audit_log := policy/audit_log.c policy/redact.c policy/xalloc.c
+UNIT_SRCS_docker_risk := policy/docker_risk.c policy/xalloc.c
 # backends/docker: the Engine API client against an in-process fake socket.
 UNIT_TESTS += docker_engine
 UNIT_SRCS_docker_engine := backends/docker_engine.c backends/xprintf.c
@@ -203,7 +203,7 @@ bench: all $(BUILDDIR)/gate-bench
 	$(BUILDDIR)/gate-bench policy/default.rules
 	BUILDDIR=$(BUILDDIR) tests/bench/bench.sh
 
-GATE_SRCS := policy/gate.c policy/rules.c policy/shell_parse.c policy/normalize.c
+GATE_SRCS := policy/gate.c policy/rules.c policy/shell_parse.c policy/normalize.c policy/xalloc.c
 $(BUILDDIR)/gate-bench: tests/bench/gate_bench.c $(GATE_SRCS) $(wildcard policy/*.h) Makefile
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) -Ipolicy -o $@ tests/bench/gate_bench.c $(GATE_SRCS) $(LDHARDEN) \

@@ -3,6 +3,7 @@
  * docs/config.md. */
 #define _GNU_SOURCE
 #include "config.h"
+#include "xalloc.h"
 
 #include <cJSON.h>
 #include <ctype.h>
@@ -29,52 +30,6 @@
 #define MAX_ITEMS 1024
 
 /* ---- allocation: the broker cannot do anything useful without memory ---- */
-
-static void __attribute__ ((noreturn))
-oom (void)
-{
-  fputs ("airlock: out of memory\n", stderr);
-  abort ();
-}
-
-static void *
-xcalloc (size_t n, size_t size)
-{
-  void *p = calloc (n ? n : 1, size ? size : 1);
-  if (!p)
-    oom ();
-  return p;
-}
-
-static char *
-xstrdup (const char *s)
-{
-  char *p = strdup (s);
-  if (!p)
-    oom ();
-  return p;
-}
-
-static char * __attribute__ ((format (printf, 1, 2)))
-xasprintf (const char *fmt, ...)
-{
-  va_list ap;
-  char *s;
-  va_start (ap, fmt);
-  int n = vasprintf (&s, fmt, ap);
-  va_end (ap);
-  if (n < 0)
-    oom ();
-  return s;
-}
-
-static void *
-nonnull (void *p)
-{
-  if (!p)
-    oom ();
-  return p;
-}
 
 /* ---- value checks: a string value, a list item or a map key ---- */
 

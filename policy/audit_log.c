@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "audit_log.h"
 #include "redact.h"
+#include "xalloc.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -48,26 +49,6 @@ struct audit_log
 };
 
 /* ---- allocation and messages ---- */
-
-static void __attribute__ ((noreturn))
-oom (void)
-{
-  fputs ("airlock: out of memory\n", stderr);
-  abort ();
-}
-
-static char * __attribute__ ((format (printf, 1, 2)))
-xasprintf (const char *fmt, ...)
-{
-  va_list ap;
-  char *s;
-  va_start (ap, fmt);
-  int n = vasprintf (&s, fmt, ap);
-  va_end (ap);
-  if (n < 0)
-    oom ();
-  return s;
-}
 
 /* Set *err (when err is given) and return -code. */
 static int __attribute__ ((format (printf, 3, 4)))

@@ -32,6 +32,7 @@
  * docker_has_host_access() sets *why to NULL when the answer is false. */
 #define _GNU_SOURCE
 #include "docker_risk.h"
+#include "xalloc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -44,22 +45,6 @@
 #define DEFAULT_SOCKET "/var/run/docker.sock"
 
 /* ---- allocation: a judgment cannot be made without memory ---- */
-
-static void __attribute__ ((noreturn))
-oom (void)
-{
-  fputs ("airlock: out of memory\n", stderr);
-  abort ();
-}
-
-static char *
-xstrdup (const char *s)
-{
-  char *p = strdup (s);
-  if (!p)
-    oom ();
-  return p;
-}
 
 /* ---- reasons: a growing "; "-separated list ---- */
 

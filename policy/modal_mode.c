@@ -8,6 +8,7 @@
  * Token values are wiped from memory once looked at and never quoted. */
 #define _GNU_SOURCE
 #include "modal_mode.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,35 +31,6 @@
   "(it writes ~/.modal.toml)"
 
 /* ---- allocation ---- */
-
-static void __attribute__ ((noreturn))
-oom (void)
-{
-  fputs ("airlock: out of memory\n", stderr);
-  abort ();
-}
-
-static char *
-xstrdup (const char *s)
-{
-  char *p = strdup (s);
-  if (!p)
-    oom ();
-  return p;
-}
-
-static char * __attribute__ ((format (printf, 1, 2)))
-xasprintf (const char *fmt, ...)
-{
-  va_list ap;
-  char *s;
-  va_start (ap, fmt);
-  int n = vasprintf (&s, fmt, ap);
-  va_end (ap);
-  if (n < 0)
-    oom ();
-  return s;
-}
 
 static void
 free_secret (char *s)

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "redact.h"
+#include "xalloc.h"
 
 #include <pcre2.h>
 #include <pthread.h>
@@ -167,13 +168,6 @@ static pcre2_code *compiled[N_PATTERNS];
 static uint32_t n_groups[N_PATTERNS];
 static pcre2_match_context *match_ctx;
 static pthread_once_t compile_once = PTHREAD_ONCE_INIT;
-
-static void __attribute__ ((noreturn))
-oom (void)
-{
-  fputs ("airlock: out of memory\n", stderr);
-  abort ();
-}
 
 /* The patterns are constants: one that does not compile is a bug. */
 static void

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "rules.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <pcre2.h>
@@ -38,52 +39,6 @@
 #define REPORT_TEXT_MAX 200
 
 /* ---- allocation: the broker cannot do anything useful without memory ---- */
-
-static void __attribute__ ((noreturn))
-oom (void)
-{
-  fputs ("airlock: out of memory\n", stderr);
-  abort ();
-}
-
-static void *
-nonnull (void *p)
-{
-  if (!p)
-    oom ();
-  return p;
-}
-
-static void *
-xcalloc (size_t n, size_t size)
-{
-  return nonnull (calloc (n ? n : 1, size ? size : 1));
-}
-
-static void *
-xreallocarray (void *p, size_t n, size_t size)
-{
-  return nonnull (reallocarray (p, n ? n : 1, size ? size : 1));
-}
-
-static char *
-xstrdup (const char *s)
-{
-  return nonnull (strdup (s));
-}
-
-static char * __attribute__ ((format (printf, 1, 2)))
-xasprintf (const char *fmt, ...)
-{
-  va_list ap;
-  char *s;
-  va_start (ap, fmt);
-  int n = vasprintf (&s, fmt, ap);
-  va_end (ap);
-  if (n < 0)
-    oom ();
-  return s;
-}
 
 /* A growing string. */
 struct buf
