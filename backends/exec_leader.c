@@ -61,24 +61,6 @@ close_fd (int *fd)
   *fd = -1;
 }
 
-static void
-run_command (char **argv, const int fds[4])
-{
-  setsid ();
-  for (int i = 0; i < 4; i++)
-    if (dup2 (fds[i], i) < 0)
-      _exit (126);
-  close_range (4, ~0U, 0);
-  sigset_t none;
-  sigemptyset (&none);
-  sigprocmask (SIG_SETMASK, &none, NULL);
-  signal (SIGPIPE, SIG_DFL);
-  execvp (argv[0], argv);
-  int e = errno;
-  dprintf (2, "airlock: %s: %s\n", argv[0], strerror (e));
-  _exit (e == ENOENT ? 127 : 126);
-}
-
 struct leader {
   int out, err, meta;  /* the command's output pipes (read ends) */
   struct stdin_feed in; /* its stdin pipe (in.fd: write end, -1 without) */
@@ -207,7 +189,7 @@ exec_leader_main (int argc, char **argv)
     }
   pid_t cmd = fork ();
   if (cmd == 0)
-    run_command (cmd_argv, fds);
+    process_tree_exec (cmd_argv, NULL, NULL, fds);
   for (int k = 0; k < 4; k++)
     close (fds[k]);
   l.out = out[0];

@@ -3,6 +3,7 @@
 #include "process_tree.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +14,35 @@
 #include <unistd.h>
 
 #define MAX_PROCS 8192
+
+void
+process_tree_exec (char *const *argv, char *const *envp, const char *cwd,
+                   const int fds[4])
+{
+  setsid ();
+  for (int i = 0; i < 4; i++)
+    if (fds[i] == i ? fcntl (i, F_SETFD, 0) < 0 : dup2 (fds[i], i) < 0)
+      _exit (126);
+  close_range (4, ~0U, 0);
+  sigset_t none;
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  signal (SIGPIPE, SIG_DFL);
+  if (cwd && chdir (cwd) < 0)
+    {
+      dprintf (2, "airlock: cannot enter %s: %s\n", cwd, strerror (errno));
+      _exit (126);
+    }
+  if (envp)
+    {
+      extern char **environ;
+      environ = (char **) envp;
+    }
+  execvp (argv[0], argv);
+  int e = errno;
+  dprintf (2, "airlock: %s: %s\n", argv[0], strerror (e));
+  _exit (e == ENOENT ? 127 : 126);
+}
 
 /* /proc rather than /proc/PID/task/TID/children: that one needs a kernel
  * option. */

@@ -1,10 +1,20 @@
-/* Killing a whole process tree from its subreaper: shared by the local
+/* A job's process tree, seen from its leader (a child subreaper): start
+ * the command at its root, kill the whole tree.  Shared by the local
  * supervisor's job leaders and the docker backend's (exec_leader.c). */
 #ifndef AIRLOCK_BACKENDS_PROCESS_TREE_H
 #define AIRLOCK_BACKENDS_PROCESS_TREE_H
 
+#include <stdnoreturn.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+/* In the leader's freshly forked child: become the job's command.  A new
+ * session; fds[0..3] as fds 0-3 (stdin, stdout, stderr and the metadata
+ * stream 3), every other fd closed; signals unblocked, SIGPIPE default;
+ * then cwd (NULL: stay) and exec argv with envp (NULL: this environment).
+ * Never returns: exit 126 (127 when not found) with a message on fd 2. */
+noreturn void process_tree_exec (char *const *argv, char *const *envp,
+                                 const char *cwd, const int fds[4]);
 
 /* Every descendant of root (pids in out[], at most max), from a scan of
  * /proc. */

@@ -86,33 +86,6 @@ close_fd (int *fd)
 
 /* ---- the job leader ---- */
 
-/* fds 0-2 are the job's stdio; fd 3 is its metadata channel (stream 3),
- * where the session's shell wrapper reports the working directory. */
-static noreturn void
-exec_job (const struct sup_msg *m, const int fds[4])
-{
-  setsid ();
-  for (int i = 0; i < 4; i++)
-    if (fds[i] != i && dup2 (fds[i], i) < 0)
-      _exit (126);
-  close_range (4, ~0U, 0);
-  sigset_t none;
-  sigemptyset (&none);
-  sigprocmask (SIG_SETMASK, &none, NULL);
-  signal (SIGPIPE, SIG_DFL);
-  if (chdir (m->cwd) < 0)
-    {
-      dprintf (2, "airlock: cannot enter %s: %s\n", m->cwd, strerror (errno));
-      _exit (126);
-    }
-  extern char **environ;
-  environ = (char **) m->envp;
-  execvp (m->argv[0], (char *const *) m->argv);
-  int e = errno;
-  dprintf (2, "airlock: %s: %s\n", m->argv[0], strerror (e));
-  _exit (e == ENOENT ? 127 : 126);
-}
-
 static noreturn void
 leader_main (const struct sup_msg *m, int fds[4], int ctl_fd, int status_fd)
 {
@@ -127,7 +100,11 @@ leader_main (const struct sup_msg *m, int fds[4], int ctl_fd, int status_fd)
     }
   pid_t cmd = fork ();
   if (cmd == 0)
-    exec_job (m, fds);
+    /* fds 0-2 are the job's stdio; fd 3 is its metadata channel (stream
+     * 3), where the session's shell wrapper reports the working
+     * directory. */
+    process_tree_exec ((char *const *) m->argv, (char *const *) m->envp,
+                       m->cwd, fds);
   for (int i = 0; i < 4; i++)
     close (fds[i]);
   if (cmd < 0)
