@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,25 +35,12 @@ struct approval
   struct audit_log *log;
 };
 
-static const char *
-home_dir (void)
-{
-  const char *h = getenv ("HOME");
-  if (h && h[0] == '/')
-    return h;
-  struct passwd *pw = getpwuid (getuid ());
-  return pw ? pw->pw_dir : NULL;
-}
-
 /* $XDG_STATE_HOME/airlock, else ~/.local/state/airlock. */
 static char *
-state_dir (void)
+state_dir (char **err)
 {
-  const char *x = getenv ("XDG_STATE_HOME");
-  if (x && x[0] == '/')
-    return xprintf ("%s/airlock", x);
-  const char *h = home_dir ();
-  return h ? xprintf ("%s/.local/state/airlock", h) : NULL;
+  return audit_log_state_dir (getenv ("XDG_STATE_HOME"), config_home_dir (),
+                              err);
 }
 
 /* The directory of the user's config file: config.json and allowlist. */
@@ -138,16 +124,13 @@ approval_open (const struct airlock_config *cfg, char **err)
   const char *def = getenv ("AIRLOCK_DEFAULT_RULES");
   a->default_rules = strdup (def && *def ? def : AIRLOCK_DEFAULT_RULES);
   a->admin_rules = strdup (AIRLOCK_ADMIN_RULES);
-  const char *h = home_dir ();
+  const char *h = config_home_dir ();
   a->home = h ? strdup (h) : NULL;
   char *cdir = config_dir ();
   a->allowlist_path = cdir ? xprintf ("%s/allowlist", cdir) : NULL;
   free (cdir);
-  char *sdir = state_dir ();
-  if (!sdir)
-    *err = strdup ("no home directory: cannot place the audit log "
-                   "(set HOME or XDG_STATE_HOME)");
-  else if (load_rules (a, err) == 0 && load_allowlist (a, err) == 0)
+  char *sdir = state_dir (err);
+  if (sdir && load_rules (a, err) == 0 && load_allowlist (a, err) == 0)
     a->log = audit_log_open (sdir, 1 << 20, 5, err);
   free (sdir);
   if (!a->log)
@@ -327,7 +310,9 @@ approval_check_exposed (const char *host_path, char **err)
 {
   char rt[PATH_MAX];
   char *rterr = NULL;
-  char *dirs[3] = { config_dir (), state_dir (), NULL };
+  char *serr = NULL;
+  char *dirs[3] = { config_dir (), state_dir (&serr), NULL };
+  free (serr); /* no state directory: nothing of it to expose */
   if (runtime_dir (rt, sizeof rt, &rterr) == 0)
     dirs[2] = strdup (rt);
   free (rterr);

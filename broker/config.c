@@ -553,8 +553,8 @@ choices_text (const char *const *choices)
 /* ---- parsing one value ---- */
 
 /* $HOME, else the password database's idea of it. */
-static const char *
-home_dir (void)
+const char *
+config_home_dir (void)
 {
   const char *home = getenv ("HOME");
   if (home && home[0] == '/')
@@ -572,7 +572,7 @@ finish_string (const struct cfg_key *k, char *s, char **problem)
   if ((k->flags & F_TILDE) && s[0] == '~'
       && (s[1] == '\0' || s[1] == '/' || s[1] == ':'))
     {
-      const char *home = home_dir ();
+      const char *home = config_home_dir ();
       if (!home)
         {
           *problem = xasprintf ("cannot expand ~ in %s: no home directory", s);
@@ -1060,7 +1060,7 @@ config_user_path (void)
   p = getenv ("XDG_CONFIG_HOME");
   if (p && p[0] == '/') /* the XDG spec says to ignore a relative one */
     return xasprintf ("%s/airlock/config.json", p);
-  p = home_dir ();
+  p = config_home_dir ();
   return p ? xasprintf ("%s/.config/airlock/config.json", p) : NULL;
 }
 

@@ -69,6 +69,10 @@ char *config_to_json (const struct airlock_config *c);
 
 void config_free (struct airlock_config *c);
 
+/* The user's home directory: $HOME when absolute, else the password
+ * database's; NULL when neither says. */
+const char *config_home_dir (void);
+
 /* The user's config file path (AIRLOCK_CONFIG, else the XDG location);
  * malloc'd, NULL without a home directory. */
 char *config_user_path (void);
