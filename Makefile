@@ -1,6 +1,6 @@
 # airlock: build, install, test.  See README.md.
 
-VERSION    := 0.1.0
+VERSION    := $(strip $(file < VERSION))
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 LIBEXECDIR ?= $(PREFIX)/libexec
@@ -15,22 +15,51 @@ HELPER_PATH := $(LIBEXECDIR)/airlock/airlock-helper
 SUPERVISOR_PATH := $(LIBEXECDIR)/airlock/airlock-supervisor
 DEFAULT_RULES := $(DATADIR)/airlock/default.rules
 ADMIN_RULES := $(SYSCONFDIR)/airlock/policy.rules
+SYSTEM_CONFIG := $(SYSCONFDIR)/airlock/config.json
 
 CC       ?= gcc
 CLANG    ?= clang
 PKG      ?= pkg-config
+# CPPFLAGS, CFLAGS and LDFLAGS are the builder's (e.g. dpkg-buildflags);
+# hardening is not optional: it is added after them.  -U first, so that a
+# packager's -D_FORTIFY_SOURCE=2 is replaced, not redefined.
 CFLAGS   ?= -O2 -g
-# Hardening is not optional: it is added to whatever CFLAGS say.
-WARN     := -Wall -Wextra -Werror
-HARDEN   := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE
+CPPFLAGS ?=
+LDFLAGS  ?=
+# Warnings fail the build only where someone is there to fix them: make
+# check and CI set WERROR=1; a release build from a tarball never breaks
+# on a newer compiler's new warning.
+WERROR   ?= 0
+WARN      = -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror)
+HARDEN   := -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE
 LDHARDEN := -pie -Wl,-z,relro,-z,now
 ifeq ($(SANITIZE),1)
   # ASan/UBSan build for the test suite (never installed setuid).
-  HARDEN   := -fPIE -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+  HARDEN   := -U_FORTIFY_SOURCE -fPIE -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
   LDHARDEN := -pie -fsanitize=address,undefined
   CFLAGS   := -O1 -g
 endif
-BASE_CFLAGS := -std=gnu11 $(WARN) $(HARDEN) $(CFLAGS) -DAIRLOCK_VERSION='"$(VERSION)"' -Ihelper
+BASE_CFLAGS = -std=gnu11 $(WARN) $(CPPFLAGS) $(CFLAGS) $(HARDEN) -DAIRLOCK_VERSION='"$(VERSION)"' -Ihelper
+LINK        = $(CC) $(CFLAGS) $(LDFLAGS) $(LDHARDEN)
+
+# The configured paths and flags are compiled into the binaries and man
+# pages.  They are recorded in $(BUILD_OPTIONS), rewritten only when they
+# change, and everything built from them depends on it: `make install
+# PREFIX=/opt/x` after `make` rebuilds, instead of installing binaries
+# that look for their files in the old places.  (WERROR is left out: it
+# changes no output.)
+BUILD_OPTIONS := $(BUILDDIR)/build-options
+BUILD_OPTION_VARS := VERSION PREFIX BINDIR LIBEXECDIR MANDIR DATADIR SYSCONFDIR \
+                     HELPER_CONF HELPER_PATH SUPERVISOR_PATH DEFAULT_RULES ADMIN_RULES \
+                     SYSTEM_CONFIG CC CPPFLAGS CFLAGS LDFLAGS HARDEN LDHARDEN
+shell_quote = '$(subst ','\'',$(1))'
+$(BUILD_OPTIONS): FORCE
+	@mkdir -p $(@D)
+	@new=$$(printf '%s\n' $(foreach v,$(BUILD_OPTION_VARS),$(call shell_quote,$(v)=$($(v))))); \
+	if [ "$$new" != "$$(cat $@ 2>/dev/null)" ]; then \
+	  [ ! -f $@ ] || echo "airlock: build options changed since the last build: rebuilding" >&2; \
+	  printf '%s\n' "$$new" > $@; fi
+FORCE:
 
 HELPER_PKGS := libcap-ng libseccomp
 BROKER_PKGS := libcjson libcurl libpcre2-8
@@ -41,7 +70,7 @@ BROKER_LIBS := -lunistring
 NL_PKGS     := libnl-3.0 libnl-route-3.0
 
 HELPER_SRCS := $(wildcard helper/*.c)
-BACKEND_SRCS := backends/local.c backends/local_session.c backends/supervisor_protocol.c \
+BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_session.c backends/supervisor_protocol.c \
                 backends/xprintf.c \
                 $(sort $(wildcard backends/docker*.c))
 POLICY_SRCS := $(sort $(wildcard policy/*.c))
@@ -60,49 +89,59 @@ BROKER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/broker-%.o,$(BROKER_SRCS))
 .PHONY: all bench check check-installed test unit fuzz fuzz-smoke deps demo install install-setuid \
         install-caps uninstall clean helper-lines
 
-all: $(BUILDDIR)/airlock $(BUILDDIR)/airlock-helper $(BUILDDIR)/airlock-supervisor
+# The man pages carry the version and the paths this build looks in.
+MAN_PAGES := $(BUILDDIR)/airlock.1 $(BUILDDIR)/airlock-helper.8
 
-$(BUILDDIR)/obj/helper/%.o: helper/%.c $(wildcard helper/*.h) Makefile
+all: $(BUILDDIR)/airlock $(BUILDDIR)/airlock-helper $(BUILDDIR)/airlock-supervisor $(MAN_PAGES)
+
+man_path = $(subst -,\\-,$(subst |,\|,$(subst &,\&,$(1))))
+MAN_SUBST := VERSION HELPER_CONF HELPER_PATH SUPERVISOR_PATH DEFAULT_RULES ADMIN_RULES SYSTEM_CONFIG
+$(MAN_PAGES): $(BUILDDIR)/%: docs/% $(BUILD_OPTIONS)
+	sed $(foreach v,$(MAN_SUBST),-e $(call shell_quote,s|@$(v)@|$(call man_path,$($(v)))|g)) $< > $@.tmp
+	@! grep -n '@[A-Z_]*@' $@.tmp || { echo "$<: unknown placeholder" >&2; rm -f $@.tmp; exit 1; }
+	mv $@.tmp $@
+
+$(BUILDDIR)/obj/helper/%.o: helper/%.c $(wildcard helper/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(shell $(PKG) --cflags $(HELPER_PKGS) $(NL_PKGS)) \
 	  -DHELPER_CONF='"$(HELPER_CONF)"' -c $< -o $@
 
-$(BUILDDIR)/obj/broker-%.o: %.c $(wildcard helper/protocol.h broker/*.h backends/*.h policy/*.h) Makefile
+$(BUILDDIR)/obj/broker-%.o: %.c $(wildcard helper/protocol.h broker/*.h backends/*.h policy/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -Ibroker -Ibackends -Ipolicy $(shell $(PKG) --cflags $(BROKER_PKGS)) \
 	  -DHELPER_PATH='"$(HELPER_PATH)"' -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' \
-	  -DAIRLOCK_SYSTEM_CONFIG='"$(SYSCONFDIR)/airlock/config.json"' \
+	  -DAIRLOCK_SYSTEM_CONFIG='"$(SYSTEM_CONFIG)"' \
 	  -DAIRLOCK_DEFAULT_RULES='"$(DEFAULT_RULES)"' -DAIRLOCK_ADMIN_RULES='"$(ADMIN_RULES)"' \
 	  -c $< -o $@
 
 $(BUILDDIR)/airlock-helper: $(HELPER_OBJS)
-	$(CC) $(LDHARDEN) -o $@ $^ $(shell $(PKG) --libs $(HELPER_PKGS)) -ldl
+	$(LINK) -o $@ $^ $(shell $(PKG) --libs $(HELPER_PKGS)) -ldl
 
 $(BUILDDIR)/airlock: $(BROKER_OBJS)
-	$(CC) $(LDHARDEN) -o $@ $^ $(shell $(PKG) --libs $(BROKER_PKGS)) $(BROKER_LIBS)
+	$(LINK) -o $@ $^ $(shell $(PKG) --libs $(BROKER_PKGS)) $(BROKER_LIBS)
 
 # The supervisor runs inside sandboxes, including --rootfs ones that may
 # have no libc: static.  (ASan builds link it dynamically: the sanitizer
 # runtimes do not support static linking.)
 SUPERVISOR_LINK := $(if $(filter 1,$(SANITIZE)),$(LDHARDEN),-static-pie)
-$(BUILDDIR)/airlock-supervisor: $(SUPERVISOR_SRCS) $(wildcard helper/protocol.h backends/*.h) Makefile
+$(BUILDDIR)/airlock-supervisor: $(SUPERVISOR_SRCS) $(wildcard helper/protocol.h backends/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
-	$(CC) $(BASE_CFLAGS) -Ibackends -o $@ $(SUPERVISOR_SRCS) $(SUPERVISOR_LINK)
+	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -o $@ $(SUPERVISOR_SRCS) $(SUPERVISOR_LINK)
 
 # ---- test tools ----
-$(BUILDDIR)/airlock-probe: tests/probe.c Makefile
+$(BUILDDIR)/airlock-probe: tests/probe.c Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
-	$(CC) $(BASE_CFLAGS) -o $@ $< $(LDHARDEN)
+	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -o $@ $< $(LDHARDEN)
 
-$(BUILDDIR)/airlock-hostile: tests/hostile.c helper/protocol.c helper/protocol.h Makefile
+$(BUILDDIR)/airlock-hostile: tests/hostile.c helper/protocol.c helper/protocol.h Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
-	$(CC) $(BASE_CFLAGS) -o $@ tests/hostile.c helper/protocol.c $(LDHARDEN)
+	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -o $@ tests/hostile.c helper/protocol.c $(LDHARDEN)
 
 # (the driver drives a local session: the docker sources need libcurl.)
 DRIVER_SRCS := $(filter-out backends/docker%,$(BACKEND_SRCS))
-$(BUILDDIR)/airlock-session-driver: tests/session_driver.c $(DRIVER_SRCS) helper/protocol.c $(wildcard backends/*.h) Makefile
+$(BUILDDIR)/airlock-session-driver: tests/session_driver.c $(DRIVER_SRCS) helper/protocol.c $(wildcard backends/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
-	$(CC) $(BASE_CFLAGS) -Ibackends -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' -o $@ \
+	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' -o $@ \
 	  tests/session_driver.c $(DRIVER_SRCS) helper/protocol.c $(LDHARDEN)
 
 # Unit tests (cmocka), always with ASan+UBSan: test_X tests the module(s)
@@ -175,7 +214,8 @@ TEST_TOOLS := $(BUILDDIR)/airlock-probe $(BUILDDIR)/airlock-hostile \
 # The whole suite: unit tests, a fuzz smoke run under ASan+UBSan, and the
 # command-line tests as an unprivileged user under every privilege mode.
 # Needs root (it creates a test user and installs a setuid helper into a
-# private prefix); ends with "N passed, N failed".
+# private prefix); ends with "N passed, N failed".  Warnings are errors
+# here, and in the suite's own builds (exported to them).
 check: deps
 	$(MAKE) check-installed
 check-installed: all $(TEST_TOOLS)
@@ -190,6 +230,7 @@ DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev \
                 python3 man-db bubblewrap libpcre2-dev libunistring-dev docker.io
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
+check-installed: export WERROR = 1
 	  | grep -q '^install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:" $$missing; \
@@ -204,9 +245,9 @@ bench: all $(BUILDDIR)/gate-bench
 	BUILDDIR=$(BUILDDIR) tests/bench/bench.sh
 
 GATE_SRCS := policy/gate.c policy/rules.c policy/shell_parse.c policy/normalize.c policy/xalloc.c
-$(BUILDDIR)/gate-bench: tests/bench/gate_bench.c $(GATE_SRCS) $(wildcard policy/*.h) Makefile
+$(BUILDDIR)/gate-bench: tests/bench/gate_bench.c $(GATE_SRCS) $(wildcard policy/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
-	$(CC) $(BASE_CFLAGS) -Ipolicy -o $@ tests/bench/gate_bench.c $(GATE_SRCS) $(LDHARDEN) \
+	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ipolicy -o $@ tests/bench/gate_bench.c $(GATE_SRCS) $(LDHARDEN) \
 	  $(shell $(PKG) --libs libpcre2-8) $(BROKER_LIBS)
 
 demo: deps
@@ -222,8 +263,8 @@ install: all
 	install -m 0755 $(BUILDDIR)/airlock-supervisor $(DESTDIR)$(SUPERVISOR_PATH)
 	install -d $(DESTDIR)$(DATADIR)/airlock
 	install -m 0644 policy/default.rules $(DESTDIR)$(DEFAULT_RULES)
-	install -m 0644 docs/airlock.1 $(DESTDIR)$(MANDIR)/man1/airlock.1
-	install -m 0644 docs/airlock-helper.8 $(DESTDIR)$(MANDIR)/man8/airlock-helper.8
+	install -m 0644 $(BUILDDIR)/airlock.1 $(DESTDIR)$(MANDIR)/man1/airlock.1
+	install -m 0644 $(BUILDDIR)/airlock-helper.8 $(DESTDIR)$(MANDIR)/man8/airlock-helper.8
 
 # setuid root; only the group `airlock` may run it when that group exists.
 install-setuid: install

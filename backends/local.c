@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "local.h"
+#include "installed_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -63,8 +64,12 @@ local_spawn_helper (const char *helper, int their_end, const int stdio[3],
   char *const argv[] = { (char *) "airlock-helper", NULL };
   char *const envp[] = { NULL };
   execve (helper, argv, envp);
-  fprintf (stderr, "airlock: cannot run the helper %s: %s (install airlock, "
-           "or point AIRLOCK_HELPER at airlock-helper)\n", helper, strerror (errno));
+  int e = errno;
+  char hint[256];
+  fprintf (stderr, "airlock: cannot run the helper %s: %s (%s)\n", helper, strerror (e),
+           e == ENOENT || e == ENOTDIR
+             ? installed_file_hint (helper, "AIRLOCK_HELPER", hint, sizeof hint)
+             : "install airlock, or point AIRLOCK_HELPER at airlock-helper");
   _exit (AIRLOCK_EXIT_SETUP);
 }
 

@@ -13,6 +13,7 @@
 
 #include "approval.h"
 #include "audit_log.h"
+#include "installed_file.h"
 #include "runtime_dir.h"
 #include "xprintf.h"
 
@@ -103,6 +104,13 @@ static int
 load_rules (struct approval *a, char **err)
 {
   struct ruleset *rs = ruleset_load (a->default_rules, a->admin_rules, err);
+  char *missing = NULL;
+  if (!rs && installed_file_check (a->default_rules, R_OK, "AIRLOCK_DEFAULT_RULES",
+                                   &missing) < 0)
+    {
+      free (*err);
+      *err = missing;
+    }
   if (!rs)
     return -1;
   ruleset_free (a->rs);

@@ -12,6 +12,7 @@
 #include "backend_open.h"
 #include "docker_engine.h"
 #include "docker_session.h"
+#include "installed_file.h"
 #include "local_session.h"
 #include "modal_mode.h"
 #include "sandbox_options.h"
@@ -54,6 +55,11 @@ open_local (const struct backend_open_request *rq, struct backend_opened *out,
   if (!o.run.helper || !*o.run.helper)
     o.run.helper = HELPER_PATH;
   o.supervisor = getenv ("AIRLOCK_SUPERVISOR");
+  if (!o.supervisor || !*o.supervisor)
+    o.supervisor = SUPERVISOR_PATH;
+  if (installed_file_check (o.run.helper, X_OK, "AIRLOCK_HELPER", err) < 0
+      || installed_file_check (o.supervisor, R_OK, "AIRLOCK_SUPERVISOR", err) < 0)
+    return -1;
   o.run.workdir = rq->workdir;
   o.run.envp = env;
   const char *net = config_string (cfg, "local.network");
