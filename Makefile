@@ -218,6 +218,7 @@ TEST_TOOLS := $(BUILDDIR)/airlock-probe $(BUILDDIR)/airlock-hostile \
 # here, and in the suite's own builds (exported to them).
 check: deps
 	$(MAKE) check-installed
+check-installed: export WERROR = 1
 check-installed: all $(TEST_TOOLS)
 	BUILDDIR=$(BUILDDIR) tests/run-tests.sh
 test: check
@@ -230,7 +231,6 @@ DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev \
                 python3 man-db bubblewrap libpcre2-dev libunistring-dev docker.io
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
-check-installed: export WERROR = 1
 	  | grep -q '^install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:" $$missing; \
