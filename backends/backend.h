@@ -50,6 +50,24 @@ struct backend_reach {
                            container, remote machine) */
 };
 
+/* What a sandbox is, as every result reports it (ARCHITECTURE.md:
+ * posture): what was set up and, where the host can see it, what the
+ * sandbox's first process really has.  Never more than that. */
+struct backend_posture {
+  const char *isolation;     /* "namespaces" (local), "container" (docker) */
+  const char *namespaces[8]; /* NULL-terminated: "user", "mount", "pid", ... */
+  bool seccomp;              /* a seccomp filter is on */
+  bool no_new_privs;
+  int capabilities;          /* effective capabilities; -1: not known */
+  const char *network;       /* "loopback", "none", "host", "bridge" */
+  const char *privilege;     /* how the sandbox was made: "setuid",
+                                "file-capabilities", "unprivileged",
+                                "docker-engine" */
+  bool verified;             /* seccomp, no_new_privs, capabilities and the
+                                pid and user namespaces were read from /proc
+                                of the sandbox's first process */
+};
+
 struct backend_ops {
   const char *name;
   /* Kill every process of the job (its whole tree, including processes
@@ -68,6 +86,11 @@ struct backend_ops {
   /* 0 when the sandbox answers; -1 with *err. */
   int (*health) (struct backend_session *s, char **err);
   void (*reach) (struct backend_session *s, struct backend_reach *r);
+  /* 0 with *p filled; -1 with *err when the sandbox is not what it was
+   * set up to be (then the session must not be used).  NULL: the backend
+   * claims nothing. */
+  int (*posture) (struct backend_session *s, struct backend_posture *p,
+                  char **err);
   /* End the session: no process, mount or file of it is left behind. */
   void (*close) (struct backend_session *s);
 };

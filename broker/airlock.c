@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "client_commands.h"
+#include "config_command.h"
 #include "policy_command.h"
 #include "run_command.h"
 
@@ -17,6 +18,8 @@ static const char usage[]
       "  shell SESSION             type commands into a session\n"
       "  serve                     the JSON-lines API on stdin/stdout\n"
       "  policy check -- COMMAND   what the approval gate decides, and why\n"
+      "  config show               the effective settings and their origins\n"
+      "  daemon status|stop        the per-user daemon that owns the sessions\n"
       "\n"
       "  airlock COMMAND --help   options of a command\n"
       "  airlock --version        version\n"
@@ -47,6 +50,8 @@ main (int argc, char **argv)
     return serve_command (argc - 1, argv + 1);
   if (!strcmp (argv[1], "policy"))
     return policy_command (argc - 1, argv + 1);
+  if (!strcmp (argv[1], "config"))
+    return config_command (argc - 1, argv + 1);
   if (!strcmp (argv[1], "daemon"))
     return daemon_command (argc - 1, argv + 1);
   fprintf (stderr, "airlock: unknown command '%s'\nTry 'airlock --help'.\n",

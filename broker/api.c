@@ -13,6 +13,7 @@
 #include "daemon.h"
 #include "api_internal.h"
 #include "backend_open.h"
+#include "xprintf.h"
 
 #define JOB_READ_MAX (1 << 20)
 
@@ -30,6 +31,7 @@ static struct daemon *the_daemon;
 struct pending {
   struct client *c;
   cJSON *id;
+  cJSON *posture; /* what the command runs under, for its result */
   struct session *s;
   struct session_exec *e;
   struct pending *next;
@@ -113,6 +115,108 @@ want_bool (struct client *c, const cJSON *req, const cJSON *id,
   return cJSON_IsTrue (v);
 }
 
+static const cJSON *
+want_object (struct client *c, const cJSON *req, const cJSON *id,
+             const char *key, bool *bad)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (req, key);
+  if (!v || cJSON_IsObject (v))
+    return v;
+  send_error (c, id, "wrong_type", "field \"%s\" must be an object", key);
+  *bad = true;
+  return NULL;
+}
+
+/* An env object of a request, {"NAME": "value"}, as NULL-terminated
+ * "NAME=value" strings (malloc'd); NULL and *bad with an error sent.
+ * Values are never echoed: they may be secrets. */
+static char **
+want_env (struct client *c, const cJSON *req, const cJSON *id, bool *bad)
+{
+  const cJSON *obj = want_object (c, req, id, "env", bad);
+  if (!obj)
+    return NULL;
+  size_t n = 0, bytes = 0;
+  const cJSON *v;
+  cJSON_ArrayForEach (v, obj)
+    {
+      if (!session_env_name_ok (v->string))
+        {
+          send_error (c, id, "bad_request", "env: \"%.64s\" is not a name a "
+                      "command's environment may set (letters, digits and _, "
+                      "not starting with a digit; not AIRLOCK_*, BASH_ENV, ENV, "
+                      "SHELLOPTS, BASHOPTS or PS4)", v->string);
+          *bad = true;
+          return NULL;
+        }
+      if (!cJSON_IsString (v))
+        {
+          send_error (c, id, "wrong_type", "env: the value of %s must be a string",
+                      v->string);
+          *bad = true;
+          return NULL;
+        }
+      n++;
+      bytes += strlen (v->string) + strlen (v->valuestring) + 2;
+    }
+  if (n > SESSION_MAX_ENV || bytes > SESSION_MAX_ENV_BYTES)
+    {
+      send_error (c, id, "bad_request", "env: at most %d variables and %d bytes",
+                  SESSION_MAX_ENV, SESSION_MAX_ENV_BYTES);
+      *bad = true;
+      return NULL;
+    }
+  char **env = calloc (n + 1, sizeof *env);
+  n = 0;
+  cJSON_ArrayForEach (v, obj)
+    if (env && asprintf (&env[n], "%s=%s", v->string, v->valuestring) >= 0)
+      n++;
+  return env;
+}
+
+static void
+free_env (char **env)
+{
+  for (char **e = env; e && *e; e++)
+    free (*e);
+  free (env);
+}
+
+/* The posture a result ran under (docs/api.md): never more than the
+ * backend set up and, where it could, checked. */
+static cJSON *
+posture_json (const struct dsession *s, enum gate_mode mode)
+{
+  const struct backend_posture *p = &s->posture;
+  cJSON *o = cJSON_CreateObject ();
+  cJSON_AddStringToObject (o, "backend", s->backend);
+  cJSON *iso = cJSON_AddObjectToObject (o, "isolation");
+  if (p->isolation)
+    {
+      cJSON_AddStringToObject (iso, "kind", p->isolation);
+      cJSON *ns = cJSON_AddArrayToObject (iso, "namespaces");
+      for (size_t i = 0; i < 8 && p->namespaces[i]; i++)
+        cJSON_AddItemToArray (ns, cJSON_CreateString (p->namespaces[i]));
+      cJSON_AddBoolToObject (iso, "seccomp", p->seccomp);
+      cJSON_AddBoolToObject (iso, "no_new_privs", p->no_new_privs);
+      if (p->capabilities >= 0)
+        cJSON_AddNumberToObject (iso, "capabilities", p->capabilities);
+      else
+        cJSON_AddNullToObject (iso, "capabilities");
+      cJSON_AddStringToObject (iso, "network", p->network ? p->network : "unknown");
+      cJSON_AddBoolToObject (iso, "verified", p->verified);
+    }
+  else
+    cJSON_AddStringToObject (iso, "kind", "none claimed");
+  if (p->privilege)
+    cJSON_AddStringToObject (o, "privilege", p->privilege);
+  else
+    cJSON_AddNullToObject (o, "privilege");
+  cJSON_AddStringToObject (o, "gate", gate_mode_name (mode));
+  cJSON_AddStringToObject (o, "config_hash", s->config_hash);
+  return o;
+}
+
 static struct dsession *
 want_session (struct daemon *d, struct client *c, const cJSON *req,
               const cJSON *id, bool *bad)
@@ -167,68 +271,225 @@ open_progress (void *ctx, const char *line)
   client_flush (p->c);
 }
 
+/* The open request's fields image, network and memory, as keys of the
+ * backend cfg resolved to, added to settings.  NULL when some were
+ * added, "" when there were none, else the problem (malloc'd).  A
+ * backend that cannot do what was asked is an error: never another
+ * isolation than the one asked for. */
+static char *
+backend_shorthands (const struct airlock_config *cfg, const cJSON *req,
+                    cJSON *settings)
+{
+  const char *b = config_string (cfg, "backend");
+  static const char *const fields[] = { "image", "network", "memory" };
+  bool any = false;
+  for (size_t i = 0; i < 3; i++)
+    {
+      const cJSON *v = cJSON_GetObjectItemCaseSensitive (req, fields[i]);
+      if (!v)
+        continue;
+      if (!cJSON_IsString (v))
+        return xprintf ("field \"%s\" must be a string", fields[i]);
+      const char *val = v->valuestring;
+      char key[64];
+      cJSON *item = cJSON_CreateString (val);
+      snprintf (key, sizeof key, "%s.%s", b, fields[i]);
+      bool ok = true;
+      if (!strcmp (fields[i], "image"))
+        ok = strcmp (b, "local") && strcmp (b, "ssh");
+      else if (!strcmp (fields[i], "memory"))
+        ok = !strcmp (b, "local") || !strcmp (b, "docker");
+      else if (!strcmp (b, "docker"))
+        {
+          /* docker.network false is network mode none: only lo. */
+          ok = strcmp (val, "host") != 0;
+          cJSON_Delete (item);
+          item = cJSON_CreateBool (!strcmp (val, "bridge"));
+          if (strcmp (val, "bridge") && strcmp (val, "none") && strcmp (val, "loopback"))
+            return xprintf ("network \"%s\": the docker backend has none, "
+                            "loopback (both: only lo) or bridge", val);
+        }
+      else
+        ok = !strcmp (b, "local");
+      if (!ok)
+        {
+          cJSON_Delete (item);
+          return xprintf ("the %s backend cannot set %s \"%s\"", b, fields[i], val);
+        }
+      if (cJSON_GetObjectItemCaseSensitive (settings, key))
+        {
+          cJSON_Delete (item);
+          return xprintf ("%s is given twice: as \"%s\" and in \"config\"", key,
+                          fields[i]);
+        }
+      cJSON_AddItemToObject (settings, key, item);
+      any = true;
+    }
+  return any ? NULL : xprintf ("%s", "");
+}
+
+/* The settings of one open: the request's own (config, and the fields
+ * backend and idle_timeout, which are short for two of its keys) over the
+ * client's AIRLOCK_* variables over the files, read now. */
+static struct airlock_config *
+open_config (struct client *c, const cJSON *req, const cJSON *id,
+             const char *backend, double idle, bool *bad)
+{
+  const cJSON *settings = want_object (c, req, id, "config", bad);
+  const cJSON *cenv = *bad ? NULL : want_object (c, req, id, "client_env", bad);
+  if (*bad)
+    return NULL;
+  cJSON *all = settings ? cJSON_Duplicate (settings, true) : cJSON_CreateObject ();
+  if (backend)
+    cJSON_AddStringToObject (all, "backend", backend);
+  if (idle > 0)
+    cJSON_AddNumberToObject (all, "session.idle_timeout", idle);
+  char *err = NULL;
+  char **envp = cenv ? config_env_from_json (cenv, &err) : NULL;
+  static const char *const no_env[] = { NULL };
+  const char *const *use_env = cenv ? (const char *const *) envp : no_env;
+  struct airlock_config *cfg = NULL;
+  if (!err)
+    cfg = config_load_with (use_env, all, "the open request", &err);
+  /* image, network and memory mean a key of whichever backend that
+   * resolved to: read again with them. */
+  if (cfg && !(err = backend_shorthands (cfg, req, all)))
+    {
+      config_free (cfg);
+      cfg = config_load_with (use_env, all, "the open request", &err);
+    }
+  else if (cfg && !*err)
+    {
+      free (err);
+      err = NULL;
+    }
+  else if (cfg)
+    {
+      config_free (cfg);
+      cfg = NULL;
+    }
+  config_env_free (envp);
+  cJSON_Delete (all);
+  if (!cfg)
+    {
+      send_error (c, id, "config_error", "%s", err ? err : "bad configuration");
+      *bad = true;
+    }
+  free (err);
+  return cfg;
+}
+
+static void
+free_dsession (struct dsession *ds)
+{
+  if (!ds)
+    return;
+  config_free (ds->cfg);
+  free (ds->config_hash);
+  free (ds->name);
+  free (ds->backend);
+  free (ds);
+}
+
 static void
 op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
 {
   bool bad = false;
   const char *name = want_string (c, req, id, "session", true, &bad);
-  const char *workdir = want_string (c, req, id, "workdir", true, &bad);
-  const char *backend = want_string (c, req, id, "backend", false, &bad);
-  const char *approval = want_string (c, req, id, "approval", false, &bad);
+  const char *workdir = bad ? NULL : want_string (c, req, id, "workdir", true, &bad);
+  const char *backend = bad ? NULL : want_string (c, req, id, "backend", false, &bad);
+  const char *approval = bad ? NULL : want_string (c, req, id, "approval", false, &bad);
+  double idle = bad ? 0 : want_number (c, req, id, "idle_timeout", 0, 1, 30 * 86400.0, &bad);
+  char **env = bad ? NULL : want_env (c, req, id, &bad);
   if (bad)
     return;
-  int mode = approval ? gate_mode_parse (approval)
-                      : (int) approval_default_mode (d->cfg, false);
+  struct dsession *ds = NULL;
+  struct session *s = NULL;
+  char *real = NULL, *err = NULL;
+  int mode = approval ? gate_mode_parse (approval) : 0;
   if (mode < 0)
-    return send_error (c, id, "bad_request", "field \"approval\" must be one of "
-                       "\"interactive\", \"ask\", \"deny\", \"approve\"");
+    {
+      send_error (c, id, "bad_request", "field \"approval\" must be one of "
+                  "\"interactive\", \"ask\", \"deny\", \"approve\"");
+      goto out;
+    }
   if (!valid_name (name))
-    return send_error (c, id, "bad_request",
-                       "session names are 1-64 letters, digits, '-', '_' or '.'");
+    {
+      send_error (c, id, "bad_request",
+                  "session names are 1-64 letters, digits, '-', '_' or '.'");
+      goto out;
+    }
   if (daemon_find (d, name))
-    return send_error (c, id, "session_exists", "session \"%s\" is already open", name);
-  if (!backend)
-    backend = config_string (d->cfg, "backend");
+    {
+      send_error (c, id, "session_exists", "session \"%s\" is already open", name);
+      goto out;
+    }
   if (workdir[0] != '/')
-    return send_error (c, id, "bad_request", "workdir must be an absolute path");
-  char *real = realpath (workdir, NULL);
-  if (!real)
-    return send_error (c, id, "bad_request", "workdir %s: %s", workdir,
-                       strerror (errno));
+    {
+      send_error (c, id, "bad_request", "workdir must be an absolute path");
+      goto out;
+    }
+  if (!(real = realpath (workdir, NULL)))
+    {
+      send_error (c, id, "bad_request", "workdir %s: %s", workdir, strerror (errno));
+      goto out;
+    }
+  ds = calloc (1, sizeof *ds);
+  if (!ds || !(ds->cfg = open_config (c, req, id, backend, idle, &bad)))
+    {
+      if (!ds)
+        send_error (c, id, "busy", "out of memory");
+      goto out;
+    }
+  if (!approval)
+    mode = (int) approval_default_mode (ds->cfg, false);
+  ds->name = strdup (name);
+  ds->backend = strdup (config_string (ds->cfg, "backend"));
+  ds->config_hash = config_hash (ds->cfg);
   struct open_progress prog = { c, id };
-  struct backend_open_request orq = { .cfg = d->cfg, .backend = backend,
+  struct backend_open_request orq = { .cfg = ds->cfg, .backend = ds->backend,
                                       .session = name, .workdir = real,
                                       .owner_id = d->dir,
                                       .progress = open_progress,
                                       .progress_ctx = &prog };
   struct backend_opened bo;
-  char *err = NULL;
-  struct session *s = NULL;
   struct backend_reach reach = { 0 };
   int orc = backend_open (&orq, &bo, &err);
   if (orc == 0)
     {
       bo.ops->reach (bo.bs, &reach);
+      ds->posture.capabilities = -1;
+      if (bo.ops->posture && bo.ops->posture (bo.bs, &ds->posture, &err) < 0)
+        {
+          bo.ops->close (bo.bs);
+          free (bo.cwd);
+          orc = -1;
+        }
+    }
+  if (orc == 0)
+    {
+      char *what = NULL;
+      if (!strcmp (ds->backend, "docker")
+          && asprintf (&what, "image %s", config_string (ds->cfg, "docker.image")) < 0)
+        what = NULL;
       struct session_limits lim = {
-        .timeout_sec = (uint32_t) config_int (d->cfg, "exec.timeout"),
-        .max_output_chars = (size_t) config_int (d->cfg, "exec.max_output_chars"),
+        .timeout_sec = (uint32_t) config_int (ds->cfg, "exec.timeout"),
+        .max_output_chars = (size_t) config_int (ds->cfg, "exec.max_output_chars"),
         .grace_ms = 2000,
         .spill_dir = d->dir, /* the daemon's runtime dir: 0700, ours */
+        .env = (const char *const *) env,
+        .what = what,
       };
       s = session_open (name, bo.ops, bo.bs, bo.cwd, &lim, &err);
+      free (what);
       free (bo.cwd);
     }
-  free (real);
   if (!s)
     {
       send_error (c, id, orc == BACKEND_NOT_IMPLEMENTED ? "not_implemented" : "backend_error",
                   "%s", err ? err : "cannot open the session");
-      free (err);
-      return;
+      goto out;
     }
-  struct dsession *ds = calloc (1, sizeof *ds);
-  ds->name = strdup (name);
-  ds->backend = strdup (backend);
   ds->s = s;
   /* Anything short of an isolated sandbox without a way to the host gets
    * the whole gate. */
@@ -238,14 +499,22 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
   daemon_add (d, ds);
   cJSON *r = reply (id, true);
   cJSON_AddStringToObject (r, "session", name);
-  cJSON_AddStringToObject (r, "backend", backend);
+  cJSON_AddStringToObject (r, "backend", ds->backend);
   cJSON_AddStringToObject (r, "cwd", session_cwd (s));
   cJSON_AddBoolToObject (r, "host_access", ds->host_access);
   const char *why = backend_reach_reasons (bo.ops, bo.bs);
   if (why)
     cJSON_AddStringToObject (r, "host_access_why", why);
   cJSON_AddStringToObject (r, "approval", gate_mode_name (ds->mode));
+  cJSON_AddStringToObject (r, "config_hash", ds->config_hash);
+  cJSON_AddItemToObject (r, "posture", posture_json (ds, ds->mode));
   client_send (c, r);
+  ds = NULL;
+out:
+  free_dsession (ds);
+  free (real);
+  free (err);
+  free_env (env);
 }
 
 static void
@@ -279,8 +548,10 @@ op_list (struct daemon *d, struct client *c, const cJSON *id)
       cJSON_AddStringToObject (o, "state", session_busy (s->s) ? "busy" : "idle");
       cJSON_AddStringToObject (o, "cwd", session_cwd (s->s));
       cJSON_AddNumberToObject (o, "idle_ms", (double) (now - session_idle_since (s->s)));
-      struct job_info jobs[64];
-      cJSON_AddNumberToObject (o, "jobs", (double) session_jobs (s->s, jobs, 64));
+      struct job_info jobs[256];
+      cJSON_AddNumberToObject (o, "jobs", (double) session_jobs (s->s, jobs, 256));
+      cJSON_AddStringToObject (o, "config_hash", s->config_hash);
+      cJSON_AddItemToObject (o, "posture", posture_json (s, s->mode));
       cJSON_AddItemToArray (arr, o);
     }
   for (size_t i = 0; i < d->nlost; i++)
@@ -296,6 +567,24 @@ op_list (struct daemon *d, struct client *c, const cJSON *id)
 /* ---- exec ---- */
 
 static void run_queue (struct session *s);
+
+static void
+free_pending (struct pending *p)
+{
+  cJSON_Delete (p->id);
+  cJSON_Delete (p->posture);
+  free (p);
+}
+
+/* The mode an exec is judged in: its own approval field, else the
+ * session's (api_gate has checked the field). */
+static enum gate_mode
+exec_mode (const struct dsession *s, const cJSON *req)
+{
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive (req, "approval");
+  int v = cJSON_IsString (m) ? gate_mode_parse (m->valuestring) : -1;
+  return v < 0 ? s->mode : (enum gate_mode) v;
+}
 
 static void
 on_output (void *ctx, struct session_exec *e, int stream, const char *text,
@@ -335,6 +624,8 @@ on_done (void *ctx, struct session_exec *e, const struct exec_result *res)
   cJSON_AddNumberToObject (r, "duration_ms", (double) res->duration_ms);
   cJSON_AddBoolToObject (r, "timed_out", res->timed_out);
   cJSON_AddBoolToObject (r, "interrupted", res->interrupted);
+  cJSON_AddItemToObject (r, "posture", p->posture);
+  p->posture = NULL;
   if (p->c)
     client_send (p->c, r);
   else
@@ -346,8 +637,7 @@ on_done (void *ctx, struct session_exec *e, const struct exec_result *res)
         break;
       }
   struct session *sess = p->s;
-  cJSON_Delete (p->id);
-  free (p);
+  free_pending (p);
   run_queue (sess);
 }
 
@@ -362,10 +652,12 @@ op_exec (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id,
   const char *command = bad ? NULL : want_string (c, req, id, "command", true, &bad);
   const char *cwd = bad ? NULL : want_string (c, req, id, "cwd", false, &bad);
   const char *in = bad ? NULL : want_string (c, req, id, "stdin", false, &bad);
-  double timeout = bad ? 0 : want_number (c, req, id, "timeout", 0, 0, 86400, &bad);
+  double timeout = bad ? 0 : want_number (c, req, id, "timeout", 0, 0.001, 86400, &bad);
   bool background = !bad && want_bool (c, req, id, "background", &bad);
+  char **env = bad ? NULL : want_env (c, req, id, &bad);
   if (bad)
     return;
+  free_env (env); /* checked now; taken again when it starts */
   if (cwd && cwd[0] != '/')
     return send_error (c, id, "bad_request", "cwd must be an absolute path");
   /* The approval gate, before anything runs or waits its turn. */
@@ -393,37 +685,41 @@ op_exec (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id,
       *tail = q;
       return;
     }
+  env = want_env (c, req, id, &bad);
   struct exec_request rq = { .command = command, .cwd = cwd, .stdin_data = in,
                              .stdin_len = in ? strlen (in) : 0,
-                             .timeout_sec = (uint32_t) timeout,
-                             .background = background };
+                             /* at least 1 ms: 0 would mean the default */
+                             .timeout_ms = timeout > 0 && timeout < 0.001 ? 1
+                                           : (uint64_t) (timeout * 1000 + 0.5),
+                             .background = background,
+                             .env = (const char *const *) env };
   struct pending *p = NULL;
   if (!background)
     {
       p = calloc (1, sizeof *p);
       p->c = c;
       p->id = id ? cJSON_Duplicate (id, true) : cJSON_CreateNull ();
+      p->posture = posture_json (s, exec_mode (s, req));
     }
   char *err = NULL;
   uint32_t job = 0;
   struct session_exec *e = NULL;
   int rc = session_exec (s->s, &rq, background ? NULL : &exec_callbacks, p, &e, &job, &err);
+  free_env (env);
   if (rc < 0)
     {
       send_error (c, id, rc == -EBUSY ? "busy" : "backend_error", "%s",
                   err ? err : strerror (-rc));
       free (err);
       if (p)
-        {
-          cJSON_Delete (p->id);
-          free (p);
-        }
+        free_pending (p);
       return;
     }
   if (background)
     {
       cJSON *r = reply (id, true);
       cJSON_AddNumberToObject (r, "job", job);
+      cJSON_AddItemToObject (r, "posture", posture_json (s, exec_mode (s, req)));
       return client_send (c, r);
     }
   p->e = e;
@@ -491,6 +787,109 @@ gate_job_stdin (struct daemon *d, struct dsession *s, struct client *c,
   return go;
 }
 
+/* job_wait: an answer once the job is not running, or its timeout is
+ * over; nothing polls (the daemon's loop checks after session events). */
+struct wait {
+  struct client *c;
+  cJSON *id;
+  struct session *s;
+  uint32_t job;
+  long long deadline; /* -1: none */
+  struct wait *next;
+};
+static struct wait *waits;
+
+static bool
+job_state (struct session *s, uint32_t job, struct job_info *out)
+{
+  struct job_info jobs[256];
+  size_t n = session_jobs (s, jobs, 256);
+  for (size_t i = 0; i < n; i++)
+    if (jobs[i].id == job)
+      {
+        *out = jobs[i];
+        return true;
+      }
+  return false;
+}
+
+static void
+answer_wait (struct client *c, const cJSON *id, const struct job_info *j,
+             bool timed_out)
+{
+  cJSON *r = reply (id, true);
+  add_job (r, j);
+  cJSON_AddNumberToObject (r, "output_bytes", (double) j->output_bytes);
+  cJSON_AddBoolToObject (r, "timed_out", timed_out);
+  client_send (c, r);
+}
+
+static void
+job_wait (struct client *c, struct dsession *s, const cJSON *id, uint32_t job,
+          double timeout, bool bad)
+{
+  if (bad)
+    return;
+  struct job_info j;
+  if (!job_state (s->s, job, &j))
+    return send_error (c, id, "no_job", "no job %u in this session", job);
+  if (j.state != JOB_RUNNING || timeout == 0)
+    return answer_wait (c, id, &j, j.state == JOB_RUNNING);
+  struct wait *w = calloc (1, sizeof *w);
+  if (!w)
+    return send_error (c, id, "busy", "out of memory");
+  w->c = c;
+  w->id = id ? cJSON_Duplicate (id, true) : NULL;
+  w->s = s->s;
+  w->job = job;
+  w->deadline = timeout < 0 ? -1 : session_now_ms () + (long long) (timeout * 1000 + 0.5);
+  w->next = waits;
+  waits = w;
+}
+
+static void
+drop_wait (struct wait **at)
+{
+  struct wait *w = *at;
+  *at = w->next;
+  cJSON_Delete (w->id);
+  free (w);
+}
+
+long long
+api_next_deadline (void)
+{
+  long long best = -1;
+  for (struct wait *w = waits; w; w = w->next)
+    if (w->deadline >= 0 && (best < 0 || w->deadline < best))
+      best = w->deadline;
+  return best;
+}
+
+void
+api_waits_tick (struct daemon *d)
+{
+  (void) d;
+  long long now = session_now_ms ();
+  for (struct wait **at = &waits; *at;)
+    {
+      struct wait *w = *at;
+      struct job_info j;
+      if (!job_state (w->s, w->job, &j))
+        {
+          send_error (w->c, w->id, "no_job", "job %u is gone (pruned)", w->job);
+          drop_wait (at);
+        }
+      else if (j.state != JOB_RUNNING || (w->deadline >= 0 && now >= w->deadline))
+        {
+          answer_wait (w->c, w->id, &j, j.state == JOB_RUNNING);
+          drop_wait (at);
+        }
+      else
+        at = &w->next;
+    }
+}
+
 static void
 op_job (struct daemon *d, struct client *c, const char *op, const cJSON *req,
         const cJSON *id, bool gated)
@@ -518,6 +917,9 @@ op_job (struct daemon *d, struct client *c, const char *op, const cJSON *req,
     return;
   if (!cJSON_GetObjectItemCaseSensitive (req, "job"))
     return send_error (c, id, "missing_field", "field \"job\" is required");
+  if (!strcmp (op, "job_wait"))
+    return job_wait (c, s, id, job, want_number (c, req, id, "timeout", -1, 0, 86400, &bad),
+                     bad);
   int rc;
   cJSON *r = reply (id, true);
   if (!strcmp (op, "job_output"))
@@ -582,6 +984,91 @@ run_queue (struct session *sess)
       }
 }
 
+/* The fields each operation takes, besides id and op: any other is an
+ * error, never silently ignored (a typo'd timeout must not run with the
+ * default). */
+static const struct
+{
+  const char *op;
+  const char *const fields[14];
+} op_fields[] = {
+  { "ping", { NULL } },
+  { "status", { NULL } },
+  { "shutdown", { NULL } },
+  { "open", { "session", "workdir", "backend", "image", "network", "memory",
+              "approval", "config", "client_env", "env", "idle_timeout", NULL } },
+  { "close", { "session", NULL } },
+  { "list", { NULL } },
+  { "exec", { "session", "command", "cwd", "stdin", "timeout", "background", "env",
+              "approval", NULL } },
+  { "answer", { "approval", "answer", NULL } },
+  { "interrupt", { "session", NULL } },
+  { "jobs", { "session", NULL } },
+  { "job_output", { "session", "job", "offset", NULL } },
+  { "job_stdin", { "session", "job", "data", "eof", NULL } },
+  { "job_wait", { "session", "job", "timeout", NULL } },
+  { "kill", { "session", "job", NULL } },
+};
+
+static bool
+known_fields (struct client *c, const cJSON *req, const cJSON *id, const char *op)
+{
+  size_t i = 0, n = sizeof op_fields / sizeof op_fields[0];
+  while (i < n && strcmp (op_fields[i].op, op))
+    i++;
+  if (i == n)
+    {
+      send_error (c, id, "unknown_op", "unknown op \"%s\"", op);
+      return false;
+    }
+  const cJSON *f;
+  cJSON_ArrayForEach (f, req)
+    {
+      bool known = !strcmp (f->string, "id") || !strcmp (f->string, "op");
+      for (const char *const *k = op_fields[i].fields; !known && *k; k++)
+        known = !strcmp (*k, f->string);
+      if (!known)
+        {
+          char list[256] = "";
+          for (const char *const *k = op_fields[i].fields; *k; k++)
+            snprintf (list + strlen (list), sizeof list - strlen (list), "%s%s",
+                      *list ? ", " : "", *k);
+          send_error (c, id, "unknown_field",
+                      "unknown field \"%.64s\" for op \"%s\" (%s%s)", f->string, op,
+                      *list ? "it takes: " : "it takes no other fields", list);
+          return false;
+        }
+      for (const cJSON *g = f->next; g; g = g->next)
+        if (!strcmp (g->string, f->string))
+          {
+            send_error (c, id, "bad_request", "field \"%.64s\" is given twice",
+                        f->string);
+            return false;
+          }
+    }
+  return true;
+}
+
+static void
+op_status (struct daemon *d, struct client *c, const cJSON *id)
+{
+  cJSON *r = reply (id, true);
+  cJSON_AddNumberToObject (r, "pid", (double) getpid ());
+  cJSON_AddStringToObject (r, "version", AIRLOCK_VERSION);
+  cJSON_AddStringToObject (r, "runtime_dir", d->dir);
+  cJSON_AddNumberToObject (r, "uptime_ms", (double) (session_now_ms () - d->started_ms));
+  size_t n = 0;
+  for (struct dsession *s = d->sessions; s; s = s->next)
+    n++;
+  cJSON_AddNumberToObject (r, "sessions", (double) n);
+  size_t clients = 0;
+  for (size_t i = 0; i < MAX_CLIENTS; i++)
+    clients += d->clients[i] != NULL;
+  cJSON_AddNumberToObject (r, "clients", (double) clients);
+  cJSON_AddNumberToObject (r, "idle_exit_s", d->idle_exit_sec);
+  client_send (c, r);
+}
+
 void
 api_handle (struct daemon *d, struct client *c, const char *line, size_t len)
 {
@@ -612,8 +1099,17 @@ api_handle (struct daemon *d, struct client *c, const char *line, size_t len)
     send_error (c, id, "missing_field", "field \"op\" is required");
   else if (!cJSON_IsString (op))
     send_error (c, id, "wrong_type", "field \"op\" must be a string");
+  else if (!known_fields (c, req, id, op->valuestring))
+    ;
   else if (!strcmp (op->valuestring, "ping"))
     client_send (c, reply (id, true));
+  else if (!strcmp (op->valuestring, "status"))
+    op_status (d, c, id);
+  else if (!strcmp (op->valuestring, "shutdown"))
+    {
+      client_send (c, reply (id, true));
+      d->stop = true;
+    }
   else if (!strcmp (op->valuestring, "open"))
     op_open (d, c, req, id);
   else if (!strcmp (op->valuestring, "close"))
@@ -627,10 +1123,9 @@ api_handle (struct daemon *d, struct client *c, const char *line, size_t len)
   else if (!strcmp (op->valuestring, "interrupt"))
     op_interrupt (d, c, req, id);
   else if (!strcmp (op->valuestring, "jobs") || !strcmp (op->valuestring, "job_output")
-           || !strcmp (op->valuestring, "job_stdin") || !strcmp (op->valuestring, "kill"))
+           || !strcmp (op->valuestring, "job_stdin") || !strcmp (op->valuestring, "kill")
+           || !strcmp (op->valuestring, "job_wait"))
     op_job (d, c, op->valuestring, req, id, false);
-  else
-    send_error (c, id, "unknown_op", "unknown op \"%s\"", op->valuestring);
   cJSON_Delete (req);
 }
 
@@ -663,6 +1158,11 @@ api_client_gone (struct daemon *d, struct client *c)
   for (struct pending *p = pendings; p; p = p->next)
     if (p->c == c)
       p->c = NULL;
+  for (struct wait **w = &waits; *w;)
+    if ((*w)->c == c)
+      drop_wait (w);
+    else
+      w = &(*w)->next;
 }
 
 bool
@@ -672,6 +1172,9 @@ api_client_waiting (struct daemon *d, struct client *c)
     return true;
   for (struct pending *p = pendings; p; p = p->next)
     if (p->c == c)
+      return true;
+  for (struct wait *w = waits; w; w = w->next)
+    if (w->c == c)
       return true;
   for (struct dsession *ds = d->sessions; ds; ds = ds->next)
     for (struct queued *q = ds->queue; q; q = q->next)
@@ -695,6 +1198,14 @@ api_session_gone (struct session *s, const char *why)
         cJSON_Delete (q->req);
         free (q);
       }
+  for (struct wait **w = &waits; *w;)
+    if ((*w)->s == s)
+      {
+        send_error ((*w)->c, (*w)->id, "session_lost", "%s", why);
+        drop_wait (w);
+      }
+    else
+      w = &(*w)->next;
   for (struct pending **p = &pendings; *p;)
     if ((*p)->s == s)
       {
@@ -702,8 +1213,7 @@ api_session_gone (struct session *s, const char *why)
         *p = gone->next;
         if (gone->c)
           send_error (gone->c, gone->id, "session_lost", "%s", why);
-        cJSON_Delete (gone->id);
-        free (gone);
+        free_pending (gone);
       }
     else
       p = &(*p)->next;

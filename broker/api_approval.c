@@ -109,7 +109,7 @@ api_gate (struct daemon *d, struct dsession *s, struct client *c,
       return false;
     }
   struct gate_decision dec;
-  approval_decide (d->approval, mode, s->host_access, &s->approvals, command,
+  approval_decide (d->approval, s->cfg, mode, s->host_access, &s->approvals, command,
                    input, &dec);
   if (dec.verdict != GATE_ASK)
     return settle (d, s, c, id, shown, &dec);

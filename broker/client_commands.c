@@ -198,8 +198,113 @@ print_error (const cJSON *r, const char *what)
 
 static const char session_usage[]
     = "Usage: airlock session ls\n"
-      "       airlock session open NAME [--workdir DIR]\n"
-      "       airlock session close NAME\n";
+      "       airlock session open NAME [--backend B] [--image I] [--workdir DIR]\n"
+      "                                 [--network M] [--memory N] [--idle-timeout S]\n"
+      "                                 [--env NAME=VALUE]...\n"
+      "       airlock session close NAME\n"
+      "The session keeps the settings resolved when it opens: the flags, then\n"
+      "your AIRLOCK_* variables, then the configuration files (airlock config show).\n";
+
+/* "NAME=VALUE" into obj; false on a malformed one. */
+static bool
+add_env_arg (cJSON *obj, const char *arg)
+{
+  const char *eq = strchr (arg, '=');
+  if (!eq || eq == arg)
+    return false;
+  char *name = strndup (arg, (size_t) (eq - arg));
+  cJSON_DeleteItemFromObjectCaseSensitive (obj, name);
+  cJSON_AddStringToObject (obj, name, eq + 1);
+  free (name);
+  return true;
+}
+
+/* The open request of `airlock session open NAME [options]`; NULL after
+ * a usage message. */
+static cJSON *
+open_request (int argc, char **argv)
+{
+  static const struct option opts[] = {
+    { "backend", required_argument, NULL, 'b' },
+    { "image", required_argument, NULL, 'i' },
+    { "workdir", required_argument, NULL, 'w' },
+    { "network", required_argument, NULL, 'n' },
+    { "memory", required_argument, NULL, 'm' },
+    { "idle-timeout", required_argument, NULL, 't' },
+    { "env", required_argument, NULL, 'e' },
+    { NULL, 0, NULL, 0 },
+  };
+  cJSON *req = cJSON_CreateObject ();
+  cJSON_AddStringToObject (req, "op", "open");
+  cJSON_AddStringToObject (req, "session", argv[2]);
+  cJSON *env = cJSON_CreateObject ();
+  char *workdir = NULL;
+  optind = 1;
+  int opt;
+  bool bad = false;
+  while (!bad && (opt = getopt_long (argc - 2, argv + 2, "+", opts, NULL)) != -1)
+    {
+      char *end = NULL;
+      switch (opt)
+        {
+        case 'b': cJSON_AddStringToObject (req, "backend", optarg); break;
+        case 'i': cJSON_AddStringToObject (req, "image", optarg); break;
+        case 'n': cJSON_AddStringToObject (req, "network", optarg); break;
+        case 'm': cJSON_AddStringToObject (req, "memory", optarg); break;
+        case 'w':
+          free (workdir);
+          if (!(workdir = realpath (optarg, NULL)))
+            {
+              fprintf (stderr, "airlock session: --workdir %s: %s\n", optarg, strerror (errno));
+              bad = true;
+            }
+          break;
+        case 't':
+          {
+            long v = strtol (optarg, &end, 10);
+            if (end == optarg || *end || v < 1)
+              {
+                fprintf (stderr, "airlock session: --idle-timeout '%s': a number of "
+                         "seconds (1 or more)\n", optarg);
+                bad = true;
+              }
+            else
+              cJSON_AddNumberToObject (req, "idle_timeout", (double) v);
+            break;
+          }
+        case 'e':
+          if (!add_env_arg (env, optarg))
+            {
+              fprintf (stderr, "airlock session: --env '%s': expected NAME=VALUE\n", optarg);
+              bad = true;
+            }
+          break;
+        default: bad = true; fputs (session_usage, stderr); break;
+        }
+    }
+  if (!bad && optind < argc - 2)
+    {
+      fputs (session_usage, stderr);
+      bad = true;
+    }
+  if (bad)
+    {
+      free (workdir);
+      cJSON_Delete (env);
+      cJSON_Delete (req);
+      return NULL;
+    }
+  if (!workdir)
+    workdir = realpath (".", NULL);
+  cJSON_AddStringToObject (req, "workdir", workdir ? workdir : "/");
+  free (workdir);
+  if (cJSON_GetArraySize (env))
+    cJSON_AddItemToObject (req, "env", env);
+  else
+    cJSON_Delete (env);
+  cJSON_AddItemToObject (req, "client_env", config_client_env ());
+  return req;
+}
 
 int
 session_command (int argc, char **argv)
@@ -210,43 +315,26 @@ session_command (int argc, char **argv)
       return argc < 2 ? 2 : 0;
     }
   const char *verb = argv[1];
-  cJSON *req = cJSON_CreateObject ();
+  cJSON *req = NULL;
   if (!strcmp (verb, "ls") && argc == 2)
-    cJSON_AddStringToObject (req, "op", "list");
-  else if ((!strcmp (verb, "open") || !strcmp (verb, "close")) && argc >= 3)
     {
-      cJSON_AddStringToObject (req, "op", verb);
+      req = cJSON_CreateObject ();
+      cJSON_AddStringToObject (req, "op", "list");
+    }
+  else if (!strcmp (verb, "close") && argc == 3)
+    {
+      req = cJSON_CreateObject ();
+      cJSON_AddStringToObject (req, "op", "close");
       cJSON_AddStringToObject (req, "session", argv[2]);
-      for (int i = 3; i < argc; i++)
-        if (!strcmp (verb, "open") && !strcmp (argv[i], "--workdir") && i + 1 < argc)
-          {
-            char *real = realpath (argv[++i], NULL);
-            if (!real)
-              {
-                fprintf (stderr, "airlock session: %s: %s\n", argv[i], strerror (errno));
-                cJSON_Delete (req);
-                return 2;
-              }
-            cJSON_AddStringToObject (req, "workdir", real);
-            free (real);
-          }
-        else
-          {
-            fputs (session_usage, stderr);
-            cJSON_Delete (req);
-            return 2;
-          }
-      if (!strcmp (verb, "open") && !cJSON_GetObjectItem (req, "workdir"))
-        {
-          char *cwd = realpath (".", NULL);
-          cJSON_AddStringToObject (req, "workdir", cwd ? cwd : "/");
-          free (cwd);
-        }
+    }
+  else if (!strcmp (verb, "open") && argc >= 3 && argv[2][0] != '-')
+    {
+      if (!(req = open_request (argc, argv)))
+        return 2;
     }
   else
     {
       fputs (session_usage, stderr);
-      cJSON_Delete (req);
       return 2;
     }
   struct conn c = { .fd = connect_daemon () };
@@ -275,8 +363,12 @@ session_command (int argc, char **argv)
       cJSON_ArrayForEach (s, cJSON_GetObjectItem (r, "sessions"))
         {
           const cJSON *cwd = cJSON_GetObjectItem (s, "cwd");
-          printf ("%-20s %-8s %s\n", cJSON_GetObjectItem (s, "session")->valuestring,
+          const cJSON *b = cJSON_GetObjectItem (s, "backend");
+          const cJSON *h = cJSON_GetObjectItem (s, "config_hash");
+          printf ("%-20s %-8s %-8s %-16s %s\n", cJSON_GetObjectItem (s, "session")->valuestring,
                   cJSON_GetObjectItem (s, "state")->valuestring,
+                  cJSON_IsString (b) ? b->valuestring : "-",
+                  cJSON_IsString (h) ? h->valuestring : "-",
                   cJSON_IsString (cwd) ? cwd->valuestring : "-");
         }
     }
@@ -438,11 +530,14 @@ run_exec (struct conn *c, int sfd, const char *session, cJSON *req, char **cwd)
 }
 
 static const char exec_usage[]
-    = "Usage: airlock exec SESSION [--timeout SEC] [--cwd DIR] [--stdin] [--background] -- COMMAND\n"
+    = "Usage: airlock exec SESSION [--timeout SEC] [--cwd DIR] [--env NAME=VALUE]...\n"
+      "                    [--stdin] [--background] -- COMMAND\n"
       "Run COMMAND (a shell command line) in the named session: cd and export\n"
       "carry over between commands.  Output is live; the exit status is the\n"
-      "command's (124 timeout, 130 interrupted).  --stdin sends our standard\n"
-      "input to the command.  --background prints a job id at once.\n";
+      "command's (124 timeout, 130 interrupted, 77 refused by the approval\n"
+      "gate).  --timeout takes fractions (0.5).  --env sets a variable for this\n"
+      "command only.  --stdin sends our standard input to the command.\n"
+      "--background prints a job id at once.\n";
 
 static char *
 slurp_stdin (void)
@@ -476,11 +571,15 @@ exec_command (int argc, char **argv)
     { "cwd", required_argument, NULL, 'c' },
     { "stdin", no_argument, NULL, 'i' },
     { "background", no_argument, NULL, 'b' },
+    { "env", required_argument, NULL, 'e' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
   cJSON *req = cJSON_CreateObject ();
   cJSON_AddStringToObject (req, "op", "exec");
+  cJSON *env = cJSON_CreateObject ();
+  char *end;
+  double secs;
   bool use_stdin = false;
   int opt;
   if (argc < 2 || argv[1][0] == '-')
@@ -498,13 +597,36 @@ exec_command (int argc, char **argv)
   while ((opt = getopt_long (argc, argv, "+h", opts, NULL)) != -1)
     switch (opt)
       {
-      case 't': cJSON_AddNumberToObject (req, "timeout", atof (optarg)); break;
+      case 't':
+        errno = 0;
+        secs = strtod (optarg, &end);
+        if (end == optarg || *end || errno || !(secs > 0 && secs <= 86400))
+          {
+            fprintf (stderr, "airlock exec: --timeout '%s': a number of seconds "
+                     "above 0, at most 86400 (0.5 is half a second)\n", optarg);
+            cJSON_Delete (env);
+            cJSON_Delete (req);
+            return 2;
+          }
+        cJSON_AddNumberToObject (req, "timeout", secs);
+        break;
       case 'c': cJSON_AddStringToObject (req, "cwd", optarg); break;
       case 'i': use_stdin = true; break;
       case 'b': cJSON_AddTrueToObject (req, "background"); break;
-      case 'h': fputs (exec_usage, stdout); cJSON_Delete (req); return 0;
-      default: fputs (exec_usage, stderr); cJSON_Delete (req); return 2;
+      case 'e':
+        if (add_env_arg (env, optarg))
+          break;
+        fprintf (stderr, "airlock exec: --env '%s': expected NAME=VALUE\n", optarg);
+        cJSON_Delete (env);
+        cJSON_Delete (req);
+        return 2;
+      case 'h': fputs (exec_usage, stdout); cJSON_Delete (env); cJSON_Delete (req); return 0;
+      default: fputs (exec_usage, stderr); cJSON_Delete (env); cJSON_Delete (req); return 2;
       }
+  if (cJSON_GetArraySize (env))
+    cJSON_AddItemToObject (req, "env", env);
+  else
+    cJSON_Delete (env);
   if (argc - optind < 1)
     {
       fputs (exec_usage, stderr);
@@ -639,8 +761,46 @@ shell_command (int argc, char **argv)
 
 /* ---- airlock serve ---- */
 
-/* The API on stdio: every line is passed to the daemon as it is and every
- * answer back, so `serve` and the socket speak exactly the same. */
+static int
+write_all (int fd, const char *buf, size_t n)
+{
+  for (size_t off = 0; off < n;)
+    {
+      ssize_t w = write (fd, buf + off, n - off);
+      if (w <= 0)
+        return -1;
+      off += (size_t) w;
+    }
+  return 0;
+}
+
+/* One request line on its way to the daemon: an open without client_env
+ * gets ours, so that `AIRLOCK_BACKEND=docker airlock serve` opens docker
+ * sessions; every other line goes as it is. */
+static int
+forward_line (int fd, const char *line, size_t n)
+{
+  cJSON *req = NULL;
+  if (n < 65536 && memmem (line, n, "\"open\"", 6))
+    req = cJSON_ParseWithLength (line, n);
+  const cJSON *op = cJSON_GetObjectItemCaseSensitive (req, "op");
+  if (!cJSON_IsObject (req) || !cJSON_IsString (op) || strcmp (op->valuestring, "open")
+      || cJSON_GetObjectItemCaseSensitive (req, "client_env"))
+    {
+      cJSON_Delete (req);
+      return write_all (fd, line, n);
+    }
+  cJSON_AddItemToObject (req, "client_env", config_client_env ());
+  char *text = cJSON_PrintUnformatted (req);
+  cJSON_Delete (req);
+  int rc = text ? write_all (fd, text, strlen (text)) | write_all (fd, "\n", 1) : -1;
+  free (text);
+  return rc;
+}
+
+/* The API on stdio: every line is passed to the daemon as it is (opens
+ * with the client's AIRLOCK_* variables added) and every answer back, so
+ * `serve` and the socket speak the same. */
 int
 serve_command (int argc, char **argv)
 {
@@ -652,6 +812,8 @@ serve_command (int argc, char **argv)
   signal (SIGPIPE, SIG_IGN);
   bool in_open = true;
   char buf[65536];
+  char *line = NULL;
+  size_t len = 0, cap = 0;
   for (;;)
     {
       struct pollfd p[2] = { { .fd = fd, .events = POLLIN },
@@ -661,8 +823,8 @@ serve_command (int argc, char **argv)
       if (p[0].revents)
         {
           ssize_t n = read (fd, buf, sizeof buf);
-          if (n <= 0 || write (1, buf, (size_t) n) != n)
-            return 0;
+          if (n <= 0 || write_all (1, buf, (size_t) n) < 0)
+            break;
         }
       if (in_open && p[1].revents)
         {
@@ -670,21 +832,139 @@ serve_command (int argc, char **argv)
           if (n <= 0)
             {
               in_open = false;
+              if (len && write_all (fd, line, len) < 0) /* a last line without \n */
+                break;
               shutdown (fd, SHUT_WR); /* answers still come */
+              continue;
             }
-          else if (write (fd, buf, (size_t) n) != n)
-            return 1;
+          if (len + (size_t) n > cap)
+            {
+              char *q = realloc (line, cap = (len + (size_t) n) * 2);
+              if (!q)
+                break;
+              line = q;
+            }
+          memcpy (line + len, buf, (size_t) n);
+          len += (size_t) n;
+          size_t start = 0;
+          for (char *nl; (nl = memchr (line + start, '\n', len - start));)
+            {
+              size_t end = (size_t) (nl - line) + 1;
+              if (forward_line (fd, line + start, end - start) < 0)
+                goto out;
+              start = end;
+            }
+          /* A long line with no newline yet is passed on as it comes:
+           * only short ones can be opens. */
+          if (len - start > 65536)
+            {
+              if (write_all (fd, line + start, len - start) < 0)
+                break;
+              start = len;
+            }
+          memmove (line, line + start, len - start);
+          len -= start;
         }
     }
+out:
+  free (line);
+  return 0;
+}
+
+/* ---- airlock daemon ---- */
+
+static const char daemon_usage[]
+    = "Usage: airlock daemon [--idle-exit SEC]   run the daemon in the foreground\n"
+      "       airlock daemon status              is it running: pid, version, sessions\n"
+      "       airlock daemon stop                close its sessions and stop it\n";
+
+/* One request to a daemon that is already running (never starting one);
+ * NULL when none runs. */
+static cJSON *
+ask_running_daemon (const char *op, char *dir, size_t dir_size)
+{
+  char *err = NULL;
+  if (runtime_dir (dir, dir_size, &err) < 0)
+    {
+      fprintf (stderr, "airlock daemon: %s\n", err);
+      free (err);
+      return NULL;
+    }
+  struct conn c = { .fd = try_connect (dir) };
+  if (c.fd < 0)
+    return NULL;
+  cJSON *req = cJSON_CreateObject ();
+  cJSON_AddStringToObject (req, "op", op);
+  cJSON *r = call (&c, req);
+  free (c.line);
+  close (c.fd);
+  return r;
 }
 
 int
 daemon_command (int argc, char **argv)
 {
+  if (argc == 2 && (!strcmp (argv[1], "status") || !strcmp (argv[1], "stop")))
+    {
+      char dir[4096];
+      bool stop = !strcmp (argv[1], "stop");
+      cJSON *r = ask_running_daemon (stop ? "shutdown" : "status", dir, sizeof dir);
+      if (!r)
+        {
+          printf ("airlock daemon: not running (%s)\n", dir);
+          return stop ? 0 : 3;
+        }
+      int rc = 0;
+      if (!cJSON_IsTrue (cJSON_GetObjectItem (r, "ok")))
+        rc = print_error (r, "daemon");
+      else if (stop)
+        {
+          /* Gone once nothing answers on the socket any more. */
+          int fd;
+          for (int waited = 0; (fd = try_connect (dir)) >= 0 && waited < 10000; waited += 50)
+            {
+              close (fd);
+              usleep (50 * 1000);
+            }
+          if (fd >= 0)
+            {
+              close (fd);
+              fprintf (stderr, "airlock daemon: still running after 10 s\n");
+              rc = 1;
+            }
+          else
+            printf ("airlock daemon: stopped\n");
+        }
+      else
+        {
+          const cJSON *pid = cJSON_GetObjectItem (r, "pid");
+          const cJSON *ver = cJSON_GetObjectItem (r, "version");
+          const cJSON *n = cJSON_GetObjectItem (r, "sessions");
+          const cJSON *up = cJSON_GetObjectItem (r, "uptime_ms");
+          printf ("airlock daemon: running, pid %d, version %s, %d session%s, up %.0f s, in %s\n",
+                  cJSON_IsNumber (pid) ? pid->valueint : 0,
+                  cJSON_IsString (ver) ? ver->valuestring : "?",
+                  cJSON_IsNumber (n) ? n->valueint : 0,
+                  cJSON_IsNumber (n) && n->valueint == 1 ? "" : "s",
+                  cJSON_IsNumber (up) ? up->valuedouble / 1000 : 0.0, dir);
+          if (cJSON_IsString (ver) && strcmp (ver->valuestring, AIRLOCK_VERSION))
+            printf ("airlock daemon: it is version %s, this airlock is %s: "
+                    "`airlock daemon stop` and it restarts on demand\n",
+                    ver->valuestring, AIRLOCK_VERSION);
+        }
+      cJSON_Delete (r);
+      return rc;
+    }
   int idle = 60;
   for (int i = 1; i < argc; i++)
     if (!strcmp (argv[i], "--idle-exit") && i + 1 < argc)
       idle = atoi (argv[++i]);
+    else
+      {
+        bool help = !strcmp (argv[i], "--help");
+        fputs (daemon_usage, help ? stdout : stderr);
+        return help ? 0 : 2;
+      }
   const char *env = getenv ("AIRLOCK_DAEMON_IDLE_EXIT");
   if (env && *env)
     idle = atoi (env);

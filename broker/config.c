@@ -3,6 +3,7 @@
  * docs/config.md. */
 #define _GNU_SOURCE
 #include "config.h"
+#include "fnv1a.h"
 #include "xalloc.h"
 
 #include <cJSON.h>
@@ -1025,14 +1026,28 @@ load_file (struct airlock_config *c, const char *path)
   return err;
 }
 
+/* A variable of envp ("NAME=value" strings), or of our own environment
+ * when envp is NULL. */
+static const char *
+env_get (const char *const *envp, const char *name)
+{
+  if (!envp)
+    return getenv (name);
+  size_t n = strlen (name);
+  for (; *envp; envp++)
+    if (!strncmp (*envp, name, n) && (*envp)[n] == '=')
+      return *envp + n + 1;
+  return NULL;
+}
+
 static char *
-load_env (struct airlock_config *c)
+load_env (struct airlock_config *c, const char *const *envp)
 {
   for (size_t i = 0; i < N_KEYS; i++)
     {
       char name[128];
       env_name (keys[i].key, name, sizeof name);
-      const char *s = getenv (name);
+      const char *s = env_get (envp, name);
       if (!s || !*s) /* empty is unset: `AIRLOCK_X= cmd` must not break */
         continue;
       struct cfg_value nv;
@@ -1051,10 +1066,10 @@ load_env (struct airlock_config *c)
   return NULL;
 }
 
-char *
-config_user_path (void)
+static char *
+user_path (const char *const *envp)
 {
-  const char *p = getenv ("AIRLOCK_CONFIG");
+  const char *p = env_get (envp, "AIRLOCK_CONFIG");
   if (p && *p)
     return xstrdup (p);
   p = getenv ("XDG_CONFIG_HOME");
@@ -1064,23 +1079,43 @@ config_user_path (void)
   return p ? xasprintf ("%s/.config/airlock/config.json", p) : NULL;
 }
 
+char *
+config_user_path (void)
+{
+  return user_path (NULL);
+}
+
 struct airlock_config *
 config_load (char **err)
+{
+  return config_load_with (NULL, NULL, NULL, err);
+}
+
+struct airlock_config *
+config_load_with (const char *const *envp, const cJSON *settings,
+                  const char *settings_origin, char **err)
 {
   struct airlock_config *c = xcalloc (1, sizeof *c);
   for (size_t i = 0; i < N_KEYS; i++)
     value_default (&keys[i], &c->v[i]);
 
-  const char *system = getenv ("AIRLOCK_SYSTEM_CONFIG");
+  const char *system = env_get (envp, "AIRLOCK_SYSTEM_CONFIG");
   if (!system || !*system)
     system = AIRLOCK_SYSTEM_CONFIG;
-  char *user = config_user_path ();
+  char *user = user_path (envp);
 
   *err = load_file (c, system);
   if (!*err && user)
     *err = load_file (c, user);
   if (!*err)
-    *err = load_env (c);
+    *err = load_env (c, envp);
+  if (!*err && settings && !cJSON_IsObject (settings))
+    *err = xasprintf ("%s: expected an object of settings", settings_origin);
+  else if (!*err && settings)
+    {
+      bool seen[N_KEYS] = { false };
+      *err = apply_object (c, settings_origin, settings, "", seen);
+    }
   free (user);
   if (*err)
     {
@@ -1171,6 +1206,85 @@ config_bool_admin (const struct airlock_config *c, const char *key)
   return false;
 }
 
+/* ---- a client's part ---- */
+
+static bool
+is_config_variable (const char *name)
+{
+  if (!strcmp (name, "AIRLOCK_CONFIG") || !strcmp (name, "AIRLOCK_SYSTEM_CONFIG"))
+    return true;
+  for (size_t i = 0; i < N_KEYS; i++)
+    {
+      char v[128];
+      env_name (keys[i].key, v, sizeof v);
+      if (!strcmp (v, name))
+        return true;
+    }
+  return false;
+}
+
+cJSON *
+config_client_env (void)
+{
+  extern char **environ;
+  cJSON *o = nonnull (cJSON_CreateObject ());
+  for (char **e = environ; *e; e++)
+    {
+      const char *eq = strchr (*e, '=');
+      if (strncmp (*e, "AIRLOCK_", 8) || !eq || !eq[1])
+        continue;
+      char *name = nonnull (strndup (*e, (size_t) (eq - *e)));
+      if (is_config_variable (name) && !cJSON_GetObjectItemCaseSensitive (o, name))
+        nonnull (cJSON_AddStringToObject (o, name, eq + 1));
+      free (name);
+    }
+  return o;
+}
+
+char **
+config_env_from_json (const cJSON *obj, char **err)
+{
+  *err = NULL;
+  size_t n = 0;
+  const cJSON *item;
+  cJSON_ArrayForEach (item, obj)
+    n++;
+  char **envp = xcalloc (n + 1, sizeof *envp);
+  n = 0;
+  cJSON_ArrayForEach (item, obj)
+    {
+      if (!cJSON_IsString (item))
+        *err = xasprintf ("client_env: %s: expected a string", item->string);
+      else if (!is_config_variable (item->string))
+        *err = xasprintf ("client_env: %s: not an airlock configuration "
+                          "variable (see docs/config.md)", item->string);
+      if (*err)
+        {
+          config_env_free (envp);
+          return NULL;
+        }
+      envp[n++] = xasprintf ("%s=%s", item->string, item->valuestring);
+    }
+  return envp;
+}
+
+void
+config_env_free (char **envp)
+{
+  for (char **e = envp; e && *e; e++)
+    free (*e);
+  free (envp);
+}
+
+char *
+config_hash (const struct airlock_config *c)
+{
+  char *text = config_to_json (c);
+  uint64_t h = fnv1a64 (FNV1A64_INIT, text, strlen (text));
+  free (text);
+  return xasprintf ("%016llx", (unsigned long long) h);
+}
+
 /* ---- output ---- */
 
 /* The object for `key`'s section inside root, created as needed. */
@@ -1242,6 +1356,30 @@ config_to_json (const struct airlock_config *c)
   char *out = nonnull (cJSON_Print (root));
   cJSON_Delete (root);
   return out;
+}
+
+char *
+config_describe (const struct airlock_config *c)
+{
+  size_t width = 0;
+  for (size_t i = 0; i < N_KEYS; i++)
+    if (strlen (keys[i].key) > width)
+      width = strlen (keys[i].key);
+  char *buf = NULL;
+  size_t size = 0;
+  FILE *f = nonnull (open_memstream (&buf, &size));
+  for (size_t i = 0; i < N_KEYS; i++)
+    {
+      cJSON *j = value_json (&keys[i], &c->v[i]);
+      char *v = nonnull (cJSON_PrintUnformatted (j));
+      cJSON_Delete (j);
+      fprintf (f, "%-*s %s  (%s)\n", (int) width, keys[i].key, v,
+               c->v[i].origin ? c->v[i].origin : "default");
+      free (v);
+    }
+  if (fclose (f))
+    oom ();
+  return buf;
 }
 
 static void

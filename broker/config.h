@@ -26,6 +26,7 @@
 #ifndef AIRLOCK_BROKER_CONFIG_H
 #define AIRLOCK_BROKER_CONFIG_H
 
+#include <cjson/cJSON.h>
 #include <stdbool.h>
 
 #ifndef AIRLOCK_SYSTEM_CONFIG
@@ -39,6 +40,28 @@ struct airlock_config;
  * "/home/u/.config/airlock/config.json: docker.pids_limit: expected an
  * integer between 1 and 1000000, got \"many\"". */
 struct airlock_config *config_load (char **err);
+
+/* The same for one session: envp ("NAME=value", NULL-terminated) replaces
+ * the process's environment for AIRLOCK_* lookups (a client's variables,
+ * sent with its request), and settings, a JSON object written like a
+ * file, applies last with settings_origin naming it in messages and in
+ * config_origin.  Either may be NULL. */
+struct airlock_config *config_load_with (const char *const *envp,
+                                         const cJSON *settings,
+                                         const char *settings_origin,
+                                         char **err);
+
+/* A client's part: its AIRLOCK_* variables that configuration reads, as
+ * an object {"AIRLOCK_X": "value"} to send along with an open. */
+cJSON *config_client_env (void);
+/* Back to an envp for config_load_with; NULL with *err for a value that
+ * is not a string or a name that is not a configuration variable. */
+char **config_env_from_json (const cJSON *obj, char **err);
+void config_env_free (char **envp);
+
+/* 16 hex digits identifying the effective settings (FNV-1a 64 of
+ * config_to_json, so hidden values do not enter it); malloc'd. */
+char *config_hash (const struct airlock_config *c);
 
 /* Getters.  An unknown key or a key of another type is a programming
  * error: they abort() with a message.  Enum keys are strings. */
@@ -66,6 +89,10 @@ bool config_bool_admin (const struct airlock_config *c, const char *key);
  * Without those, the output read back as a config file gives the same
  * config. */
 char *config_to_json (const struct airlock_config *c);
+
+/* One line a key, for people: "key value  (origin)", the value as JSON
+ * (hidden ones as "<hidden>"); malloc'd. */
+char *config_describe (const struct airlock_config *c);
 
 void config_free (struct airlock_config *c);
 

@@ -145,6 +145,8 @@ daemon_remove (struct daemon *d, struct dsession *ds)
       }
   session_close (ds->s);
   id_set_clear (&ds->approvals);
+  config_free (ds->cfg);
+  free (ds->config_hash);
   free (ds->name);
   free (ds->backend);
   free (ds);
@@ -318,12 +320,11 @@ static void
 reap_idle (struct daemon *d)
 {
   long long now = session_now_ms ();
-  long long idle = config_int (d->cfg, "session.idle_timeout") * 1000;
-  long long ttl = config_int (d->cfg, "jobs.finished_ttl") * 1000;
   for (struct dsession *s = d->sessions, *next; s; s = next)
     {
       next = s->next;
-      session_prune_jobs (s->s, ttl);
+      long long idle = config_int (s->cfg, "session.idle_timeout") * 1000;
+      session_prune_jobs (s->s, config_int (s->cfg, "jobs.finished_ttl") * 1000);
       if (!session_busy (s->s) && now - session_idle_since (s->s) > idle)
         daemon_remove (d, s);
     }
@@ -385,6 +386,12 @@ serve_loop (struct daemon *d)
           }
       size_t first_session = n;
       long long wake = 1000; /* idle reaping runs at least every second */
+      long long wait_dl = api_next_deadline ();
+      if (wait_dl >= 0)
+        {
+          long long left = wait_dl - session_now_ms ();
+          wake = left < 0 ? 0 : left < wake ? left : wake;
+        }
       for (struct dsession *s = d->sessions; s && n < 1 + MAX_CLIENTS + 256; s = s->next)
         {
           p[n] = (struct pollfd){ .fd = session_fd (s->s), .events = POLLIN };
@@ -435,6 +442,7 @@ serve_loop (struct daemon *d)
             else
               any_client = true;
           }
+      api_waits_tick (d);
       reap_idle (d);
       api_approval_tick (d);
       long long now = session_now_ms ();
@@ -456,6 +464,7 @@ daemon_main (int idle_exit_sec)
   static struct daemon d;
   char *err = NULL;
   d.idle_exit_sec = idle_exit_sec;
+  d.started_ms = session_now_ms ();
   if (runtime_dir (d.dir, sizeof d.dir, &err) < 0)
     {
       fprintf (stderr, "airlock daemon: %s\n", err);

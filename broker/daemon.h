@@ -20,6 +20,11 @@ struct dsession {
   char *name;
   char *backend;
   struct session *s;
+  /* The configuration resolved when it was opened, kept for its life:
+   * a daemon never answers with settings it happened to start with. */
+  struct airlock_config *cfg;
+  char *config_hash;
+  struct backend_posture posture;
   struct queued *queue; /* foreground execs waiting their turn (api.c) */
   /* The approval gate's view of it: does the sandbox reach the host (the
    * full gate), the mode execs get unless they say, and the rules
@@ -32,6 +37,7 @@ struct dsession {
 
 struct daemon {
   int listen_fd;
+  long long started_ms;
   struct client *clients[MAX_CLIENTS];
   struct dsession *sessions;
   char **lost; /* sessions a previous daemon owned: reported, never re-made */
@@ -48,6 +54,11 @@ struct daemon {
 void client_send (struct client *c, cJSON *msg);
 /* Write what is queued without waiting (progress during a long request). */
 void client_flush (struct client *c);
+
+/* When the next job_wait times out (ms, session_now_ms's clock), -1:
+ * none; and answering those that are over (ended jobs, timeouts). */
+long long api_next_deadline (void);
+void api_waits_tick (struct daemon *d);
 
 /* Handle one request line. */
 void api_handle (struct daemon *d, struct client *c, const char *line,

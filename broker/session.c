@@ -58,6 +58,8 @@ struct session {
   struct session_exec *fg;
   struct session_exec *jobs;
   long long last_active;
+  char **env; /* the base environment of every command */
+  char *what; /* "the sandbox", "image X": for messages */
   char **spills; /* full outputs handed out: removed when the session ends */
   size_t nspills;
 };
@@ -70,33 +72,104 @@ session_now_ms (void)
   return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The environment every command starts from; the snapshot then restores
- * the session's own exports over it.  AIRLOCK_* names are the session's
- * identity: the shell wrapper never saves them. */
-static const char *const *
-base_env (struct session *s)
+bool
+session_env_name_ok (const char *name)
 {
-  static char session_var[300];
-  static const char *env[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                               "LANG=C.UTF-8", "TERM=dumb", "PAGER=cat",
-                               "GIT_PAGER=cat", session_var, NULL };
-  snprintf (session_var, sizeof session_var, "AIRLOCK_SESSION=%s", s->name);
+  static const char *const reserved[] = { "BASH_ENV", "ENV", "SHELLOPTS",
+                                          "BASHOPTS", "PS4", NULL };
+  if (!*name || strlen (name) > 128 || !strncmp (name, "AIRLOCK_", 8)
+      || (*name >= '0' && *name <= '9'))
+    return false;
+  for (const char *p = name; *p; p++)
+    if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')
+          || (*p >= '0' && *p <= '9')))
+      return false;
+  for (const char *const *r = reserved; *r; r++)
+    if (!strcmp (name, *r))
+      return false;
+  return true;
+}
+
+static size_t
+env_count (const char *const *env)
+{
+  size_t n = 0;
+  while (env && env[n])
+    n++;
+  return n;
+}
+
+/* The environment every command starts from: the defaults, then the
+ * session's own env (a name given there replaces the default); the
+ * snapshot then restores the session's exports over it.  AIRLOCK_* names
+ * are the session's identity: the shell wrapper never saves them. */
+static char **
+make_base_env (const char *name, const char *const *extra)
+{
+  static const char *const defaults[]
+      = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+          "LANG=C.UTF-8", "TERM=dumb", "PAGER=cat", "GIT_PAGER=cat", NULL };
+  size_t n = 0, cap = env_count (defaults) + env_count (extra) + 2;
+  char **env = calloc (cap, sizeof *env);
+  if (!env)
+    return NULL;
+  for (const char *const *d = defaults; *d; d++)
+    {
+      size_t len = strcspn (*d, "=") + 1;
+      bool replaced = false;
+      for (const char *const *e = extra; e && *e; e++)
+        replaced |= !strncmp (*e, *d, len);
+      if (!replaced)
+        env[n++] = strdup (*d);
+    }
+  for (const char *const *e = extra; e && *e; e++)
+    env[n++] = strdup (*e);
+  env[n++] = xprintf ("AIRLOCK_SESSION=%s", name);
+  for (size_t i = 0; i < n; i++)
+    if (!env[i])
+      {
+        for (size_t k = 0; k < n; k++)
+          free (env[k]);
+        free (env);
+        return NULL;
+      }
   return env;
 }
 
+/* A command's own env travels as AIRLOCK_ENV_NAME=value beside the base
+ * environment: the wrapper exports each as NAME after restoring the
+ * snapshot and keeps it out of the next save. */
 static int
 spawn_script (struct session *s, uint32_t job, char *script, bool with_stdin,
-              bool login, char **err)
+              bool login, const char *const *exec_env, char **err)
 {
   if (!script)
     {
       *err = xprintf ("out of memory");
       return -1;
     }
-  const char *argv[] = { "bash", login ? "-lc" : "-c", script, NULL };
-  struct backend_spawn sp = { .job = job, .argv = argv, .envp = base_env (s),
-                              .cwd = "/", .stdin_pipe = with_stdin };
-  int rc = s->ops->spawn (s->bs, &sp, err);
+  size_t nb = env_count ((const char *const *) s->env), nx = env_count (exec_env);
+  char **envp = calloc (nb + nx + 1, sizeof *envp);
+  int rc = -1;
+  if (!envp)
+    *err = xprintf ("out of memory");
+  else
+    {
+      memcpy (envp, s->env, nb * sizeof *envp);
+      size_t n = nb;
+      for (size_t i = 0; i < nx; i++)
+        if (!(envp[n++] = xprintf ("AIRLOCK_ENV_%s", exec_env[i])))
+          n--;
+      const char *argv[] = { "bash", login ? "-lc" : "-c", script, NULL };
+      struct backend_spawn sp = { .job = job, .argv = argv,
+                                  .envp = (const char *const *) envp,
+                                  .cwd = "/", .stdin_pipe = with_stdin };
+      rc = n == nb + nx ? s->ops->spawn (s->bs, &sp, err)
+                        : (*err = xprintf ("out of memory"), -1);
+      for (size_t i = nb; i < n; i++)
+        free (envp[i]);
+      free (envp);
+    }
   free (script);
   return rc;
 }
@@ -337,7 +410,7 @@ static int
 run_bootstrap (struct session *s, const char *cwd, char **err)
 {
   uint32_t job = ++s->next_job;
-  if (spawn_script (s, job, shell_bootstrap_script (s->state_dir, cwd), false, true, err) < 0)
+  if (spawn_script (s, job, shell_bootstrap_script (s->state_dir, cwd), false, true, NULL, err) < 0)
     return -1;
   long long until = session_now_ms () + BOOTSTRAP_TIMEOUT_MS;
   char meta[META_MAX];
@@ -356,9 +429,16 @@ run_bootstrap (struct session *s, const char *cwd, char **err)
         }
       if (r > 0 && ev.job == job && ev.type == BACKEND_EXITED)
         {
+          if (ev.exit_code == 127 && !ev.signal)
+            {
+              *err = xprintf ("%s has no /bin/bash; sessions need bash "
+                              "(4.4 or later) in the sandbox", s->what);
+              return -1;
+            }
           if (ev.exit_code || ev.signal)
             {
-              *err = xprintf ("the session's shell could not start (bash exit %d)",
+              *err = xprintf ("the session's shell could not start in %s "
+                              "(bash exit %d)", s->what,
                               ev.signal ? 128 + ev.signal : ev.exit_code);
               return -1;
             }
@@ -398,6 +478,16 @@ session_open (const char *name, const struct backend_ops *ops,
   s->ops = ops;
   s->bs = bs;
   s->lim = *limits;
+  s->lim.env = NULL;
+  s->lim.what = NULL;
+  s->env = make_base_env (name, limits->env);
+  s->what = strdup (limits->what ? limits->what : "the sandbox");
+  if (!s->env || !s->what)
+    {
+      *err = xprintf ("out of memory");
+      session_close (s);
+      return NULL;
+    }
   unsigned rnd = (unsigned) (session_now_ms () ^ getpid ());
   s->state_dir = xprintf ("/tmp/.airlock-session-%08x", rnd);
   s->last_active = session_now_ms ();
@@ -429,9 +519,9 @@ session_exec (struct session *s, const struct exec_request *rq,
   e->ctx = ctx;
   e->log_fd = -1;
   e->started = session_now_ms ();
-  uint32_t timeout = rq->timeout_sec ? rq->timeout_sec
-                     : rq->background ? 0 : s->lim.timeout_sec;
-  e->deadline = timeout ? e->started + (long long) timeout * 1000 : -1;
+  uint64_t timeout_ms = rq->timeout_ms ? rq->timeout_ms
+                        : rq->background ? 0 : (uint64_t) s->lim.timeout_sec * 1000;
+  e->deadline = timeout_ms ? e->started + (long long) timeout_ms : -1;
   e->kill_at = -1;
   if (rq->background)
     {
@@ -474,7 +564,7 @@ session_exec (struct session *s, const struct exec_request *rq,
   char *script = rq->background
                      ? shell_job_script (s->state_dir, rq->cwd, rq->command)
                      : shell_command_script (s->state_dir, rq->cwd, rq->command);
-  if (spawn_script (s, e->job, script, with_stdin, false, err) < 0)
+  if (spawn_script (s, e->job, script, with_stdin, false, rq->env, err) < 0)
     {
       free_exec (e);
       return -1;
@@ -681,6 +771,10 @@ session_close (struct session *s)
       free (s->spills[i]);
     }
   free (s->spills);
+  for (char **e = s->env; e && *e; e++)
+    free (*e);
+  free (s->env);
+  free (s->what);
   free (s->cwd);
   free (s->state_dir);
   free (s->name);

@@ -25,15 +25,28 @@ struct session_limits {
   size_t max_output_chars;   /* head+tail window (50,000) */
   uint32_t grace_ms;         /* TERM -> KILL on timeout or interrupt */
   const char *spill_dir;     /* where full outputs and job logs go */
+  /* "NAME=value" the session starts with, over the defaults (PATH, LANG,
+   * ...); NULL-terminated, or NULL.  Copied. */
+  const char *const *env;
+  /* What the sandbox is, for messages ("image debian:12"); NULL: "the
+   * sandbox". */
+  const char *what;
 };
+
+/* At most this many variables in a session's or a command's env. */
+#define SESSION_MAX_ENV 64
+#define SESSION_MAX_ENV_BYTES (64 * 1024)
 
 struct exec_request {
   const char *command;
   const char *cwd;          /* NULL: the session's current one */
   const void *stdin_data;   /* NULL: no stdin */
   size_t stdin_len;
-  uint32_t timeout_sec;     /* 0: the session's default */
+  uint64_t timeout_ms;      /* 0: the session's default */
   bool background;
+  /* "NAME=value" set for this command only (never saved in the session's
+   * state); NULL-terminated, or NULL. */
+  const char *const *env;
 };
 
 struct exec_result {
@@ -93,6 +106,11 @@ int session_fd (const struct session *s);
 long long session_deadline (const struct session *s); /* ms, -1: none */
 /* Handle what is ready.  -1 with *err when the session is lost. */
 int session_process (struct session *s, char **err);
+
+/* A name a session or command env may set: a shell variable name, not
+ * AIRLOCK_* (the session's identity) and not one of bash's own that would
+ * run code or break the wrapper (BASH_ENV, ENV, SHELLOPTS, BASHOPTS, PS4). */
+bool session_env_name_ok (const char *name);
 
 /* Background jobs. */
 int session_job_read (struct session *s, uint32_t id, uint64_t offset,

@@ -195,6 +195,11 @@ static const char save_function[]
       "  __airlock_lines=()\n"
       "  if builtin export -p 2>/dev/null >\"$__airlock_tmp\" &&\n"
       "     builtin mapfile -t __airlock_lines 2>/dev/null <\"$__airlock_tmp\" &&\n"
+      "     { [[ -z ${__airlock_xenv-} ]] ||\n"
+      "       for __airlock_i in \"${!__airlock_lines[@]}\"; do\n"
+      "         [[ ${__airlock_lines[__airlock_i]} != \"declare -\"+([a-zA-Z])\" \"@($__airlock_xenv)?(=*) ]] ||\n"
+      "           __airlock_lines[__airlock_i]=\n"
+      "       done; } &&\n"
       "     { builtin printf '# airlock shell snapshot\\n' &&\n"
       "       builtin printf '%s\\n' \\\n"
       "         \"${__airlock_lines[@]/#declare -+([a-zA-Z]) @(AIRLOCK|__airlock)_*/}\" &&\n"
@@ -239,6 +244,21 @@ static const char save_function[]
       "    builtin printf '%s\\n' \"$PWD\" 2>/dev/null >&\"$__airlock_meta\"\n"
       "  return \"$__airlock_rc\"\n"
       "}\n";
+
+/* A command's own env (AIRLOCK_ENV_NAME=value from the caller) is
+   exported as NAME for that command only: the names are kept in
+   __airlock_xenv, and the serializer drops their lines from the save.
+   Names are plain variable names (the caller checks), so they are safe
+   in a pattern. */
+static const char apply_command_env[]
+    = "  # 1b. This command's own env, over the restored state.\n"
+      "  __airlock_xenv=\n"
+      "  for __airlock_n in $(builtin compgen -e 2>/dev/null); do\n"
+      "    [[ $__airlock_n == AIRLOCK_ENV_?* ]] || continue\n"
+      "    builtin export -- \"${__airlock_n#AIRLOCK_ENV_}=${!__airlock_n}\"\n"
+      "    __airlock_xenv+=${__airlock_xenv:+|}${__airlock_n#AIRLOCK_ENV_}\n"
+      "    builtin unset -v -- \"$__airlock_n\"\n"
+      "  done\n";
 
 /* Both scripts start the same way: the state directory, the serializer,
    and fd 3 (the caller's metadata channel, when open) moved above the
@@ -385,6 +405,7 @@ shell_command_script (const char *state_dir, const char *cwd,
           "{\n");
   sb_str (&b, meta_fd);
   sb_str (&b, restore_state);
+  sb_str (&b, apply_command_env);
   sb_str (&b, "  # 2. The working directory.\n");
   put_cwd_target (&b, cwd, true);
   sb_str (&b, enter_cwd);
@@ -428,11 +449,12 @@ shell_job_script (const char *state_dir, const char *cwd, const char *command)
           "  #    `builtin exec`: bash undoes the redirections of `builtin`.\n"
           "  command exec 3>&-\n");
   sb_str (&b, restore_state);
+  sb_str (&b, apply_command_env);
   sb_str (&b, "  # 2. The working directory.\n");
   put_cwd_target (&b, cwd, true);
   sb_str (&b, enter_cwd);
   sb_str (&b,
-          "  builtin unset -v __airlock_dir\n"
+          "  builtin unset -v __airlock_dir __airlock_xenv\n"
           "  # 3. The command, with the session's aliases; its status is the\n"
           "  #    script's.\n"
           "  builtin shopt -s expand_aliases\n"

@@ -1,0 +1,18 @@
+/* Checking a sandbox's posture on its first process, from the host's
+ * /proc: what every result then reports is what the kernel says. */
+#ifndef AIRLOCK_BACKENDS_POSTURE_H
+#define AIRLOCK_BACKENDS_POSTURE_H
+
+#include <sys/types.h>
+
+#include "backend.h"
+
+/* Read /proc/PID/status and uid_map and compare them with what *p claims
+ * (a seccomp filter, no_new_privs, no capabilities, a pid namespace, and
+ * a user namespace when p->namespaces names "user").  0: they hold, and
+ * p->capabilities and p->verified are set; -1 with *err (malloc'd) naming
+ * what does not hold.  A process that cannot be read (gone, another pid
+ * namespace) leaves *p unverified and returns 0. */
+int posture_verify (pid_t pid, struct backend_posture *p, char **err);
+
+#endif
