@@ -98,13 +98,16 @@ check_run (const struct al_message *m)
       check_path (m, r->binds_rw[i].dst);
     }
   CHECK (r->network <= AL_NET_HOST);
+  CHECK (r->n_masks <= AL_MAX_MASKS);
+  for (uint32_t i = 0; i < r->n_masks; i++)
+    check_path (m, r->masks[i]);
 }
 
 static void
 check_report (const struct al_message *m)
 {
   const struct al_report *r = &m->u.report;
-  CHECK ((r->present >> (AL_F_MESSAGE - AL_F_EVENT + 1)) == 0);
+  CHECK ((r->present >> (AL_F_PRIVILEGE - AL_F_EVENT + 1)) == 0);
   CHECK (HAS (r, AL_F_EVENT));
   CHECK (r->exit_code <= 255 && r->timed_out <= 1);
   if (HAS (r, AL_F_SIGNAL))
@@ -120,6 +123,7 @@ check_report (const struct al_message *m)
     case AL_EV_STARTED:
       CHECK (HAS (r, AL_F_PID) && r->pid != 0);
       CHECK (r->limits >= AL_LIMITS_RLIMIT && r->limits <= AL_LIMITS_CGROUP_V2);
+      CHECK (r->privilege >= AL_PRIV_UNPRIVILEGED && r->privilege <= AL_PRIV_ROOT);
       break;
     case AL_EV_SETUP_FAILED:
       CHECK (r->step >= 1 && r->step <= AL_STEP_MAX_);
@@ -164,6 +168,9 @@ check_same (const struct al_message *a, const struct al_message *b)
                && same_str (x->binds_rw[i].dst, y->binds_rw[i].dst));
       CHECK (x->network == y->network && x->timeout_sec == y->timeout_sec
              && x->memory_max == y->memory_max && x->pids_max == y->pids_max);
+      CHECK (x->n_masks == y->n_masks);
+      for (uint32_t i = 0; i < x->n_masks; i++)
+        CHECK (same_str (x->masks[i], y->masks[i]));
     }
   else
     {
@@ -172,7 +179,7 @@ check_same (const struct al_message *a, const struct al_message *b)
              && x->pid == y->pid && x->limits == y->limits
              && x->exit_code == y->exit_code && x->signal == y->signal
              && x->timed_out == y->timed_out && x->step == y->step
-             && x->err == y->err);
+             && x->err == y->err && x->privilege == y->privilege);
       CHECK (same_str (x->message, y->message));
     }
 }
@@ -205,6 +212,8 @@ encode (struct al_writer *w, const struct al_message *m)
         al_put_u64 (w, AL_F_MEMORY_MAX, r->memory_max);
       if (r->pids_max)
         al_put_u32 (w, AL_F_PIDS_MAX, r->pids_max);
+      for (uint32_t i = 0; i < r->n_masks; i++)
+        al_put_str (w, AL_F_MASK, r->masks[i]);
     }
   else
     {
@@ -218,6 +227,7 @@ encode (struct al_writer *w, const struct al_message *m)
         { AL_F_LIMITS, r->limits },       { AL_F_EXIT_CODE, r->exit_code },
         { AL_F_SIGNAL, r->signal },       { AL_F_TIMED_OUT, r->timed_out },
         { AL_F_STEP, r->step },           { AL_F_ERRNO, r->err },
+        { AL_F_PRIVILEGE, r->privilege },
       };
       for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
         if (HAS (r, scalars[i].f))

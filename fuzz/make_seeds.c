@@ -83,7 +83,14 @@ valid_seeds (void)
   al_put_u32 (&w, AL_F_TIMEOUT_SEC, 600);
   al_put_u64 (&w, AL_F_MEMORY_MAX, UINT64_C (2) << 30);
   al_put_u32 (&w, AL_F_PIDS_MAX, 512);
+  al_put_str (&w, AL_F_MASK, "/home/user/.config/airlock");
   write_seed ("run-full");
+
+  /* A workdir that is the home: airlock's directories masked in it. */
+  run_base ();
+  al_put_str (&w, AL_F_MASK, "/w/.config/airlock");
+  al_put_str (&w, AL_F_MASK, "/w/.local/state/airlock");
+  write_seed ("run-masks");
 
   run_base ();
   for (int i = 0; i < 8; i++)
@@ -115,6 +122,7 @@ valid_seeds (void)
   report (AL_EV_STARTED);
   al_put_u32 (&w, AL_F_PID, 31337);
   al_put_u32 (&w, AL_F_LIMITS, AL_LIMITS_CGROUP_V2);
+  al_put_u32 (&w, AL_F_PRIVILEGE, AL_PRIV_SETUID);
   write_seed ("report-started");
 
   report (AL_EV_SETUP_FAILED);
@@ -155,7 +163,7 @@ near_valid_seeds (void)
   write_seed ("bad-run-foreign-field");
 
   run_base ();
-  al_put_u32 (&w, (enum al_field_type) 11, 0); /* unassigned type */
+  al_put_u32 (&w, (enum al_field_type) 13, 0); /* unassigned type */
   write_seed ("bad-run-unknown-field");
 
   run_base ();
@@ -174,7 +182,12 @@ near_valid_seeds (void)
   report (AL_EV_STARTED);
   al_put_u32 (&w, AL_F_PID, 0);
   al_put_u32 (&w, AL_F_LIMITS, 4);
+  al_put_u32 (&w, AL_F_PRIVILEGE, 5);
   write_seed ("bad-report-started");
+
+  run_base ();
+  al_put_str (&w, AL_F_MASK, "w/.config/airlock");
+  write_seed ("bad-run-relative-mask");
 }
 
 int

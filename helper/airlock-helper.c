@@ -202,6 +202,24 @@ caller_in_group (const struct caller *c, gid_t g)
   return false;
 }
 
+/* path is dir or lies below it (dir is n bytes, without a trailing /). */
+static bool
+path_under (const char *path, const char *dir, size_t n)
+{
+  return !strncmp (path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+/* A mount at or below /proc or /dev would cover what this helper puts
+ * there (the sandbox's own procfs, the device list); the broker refuses
+ * these first, this is the backstop. */
+static void
+refuse_proc_dev (const char *dst)
+{
+  if (path_under (dst, "/proc", 5) || path_under (dst, "/dev", 4))
+    fail (AL_STEP_VALIDATE, EINVAL, "cannot mount %s over the sandbox's own "
+          "/proc or /dev", dst);
+}
+
 static void
 validate (const struct al_run *req, const struct caller *c,
           const struct helper_conf *conf, struct plan *p)
@@ -220,6 +238,11 @@ validate (const struct al_run *req, const struct caller *c,
           "the workspace cannot be / (choose a project directory with --workdir)");
   if (!*req->argv[0])
     fail (AL_STEP_VALIDATE, EINVAL, "empty command name");
+  refuse_proc_dev (req->workdir);
+  for (uint32_t i = 0; i < req->n_binds_ro; i++)
+    refuse_proc_dev (req->binds_ro[i].dst);
+  for (uint32_t i = 0; i < req->n_binds_rw; i++)
+    refuse_proc_dev (req->binds_rw[i].dst);
 
   p->memory = req->memory_max ? req->memory_max : conf->memory_default;
   if (p->memory > conf->memory_max)
@@ -370,13 +393,14 @@ write_id_maps (const struct caller *c, pid_t pid)
 }
 
 static void
-report_started (pid_t pid, const struct limits *l)
+report_started (pid_t pid, const struct limits *l, const struct caller *c)
 {
   static struct al_writer w;
   al_begin (&w, AL_MSG_REPORT);
   al_put_u32 (&w, AL_F_EVENT, AL_EV_STARTED);
   al_put_u32 (&w, AL_F_PID, (uint32_t) pid);
   al_put_u32 (&w, AL_F_LIMITS, l->kind);
+  al_put_u32 (&w, AL_F_PRIVILEGE, c->mode); /* enum priv_mode is the wire's */
   channel_send (&w);
 }
 
@@ -539,6 +563,6 @@ main (int argc, char **argv)
       kill (child, SIGKILL);
       _exit (EXIT_SETUP_FAILED);
     }
-  report_started (child, &limits);
+  report_started (child, &limits, &caller);
   monitor (child, status[0], plan.timeout_sec, &monitored_signals);
 }

@@ -7,12 +7,15 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "protocol.h"
+
+/* The values are the protocol's: the STARTED report sends the mode as is. */
 enum priv_mode {
-  PRIV_NONE,     /* unprivileged user namespaces only */
-  PRIV_SETUID,   /* setuid root, called by a non-root user */
-  PRIV_FILECAPS, /* file capabilities: exactly sys_admin, dac_override,
-                    setuid, setgid */
-  PRIV_ROOT,     /* called by root itself */
+  PRIV_NONE = AL_PRIV_UNPRIVILEGED, /* unprivileged user namespaces only */
+  PRIV_SETUID = AL_PRIV_SETUID,     /* setuid root, called by a non-root user */
+  PRIV_FILECAPS = AL_PRIV_FILECAPS, /* file capabilities: exactly sys_admin,
+                                       dac_override, setuid, setgid */
+  PRIV_ROOT = AL_PRIV_ROOT,         /* called by root itself */
 };
 
 struct caller {

@@ -24,6 +24,7 @@ static const struct field_rule rules[] = {
   [AL_F_MEMORY_MAX] = { AL_MSG_RUN, K_U64, 0 },
   [AL_F_PIDS_MAX] = { AL_MSG_RUN, K_U32, 0 },
   [AL_F_AS_INIT] = { AL_MSG_RUN, K_U32, 0 },
+  [AL_F_MASK] = { AL_MSG_RUN, K_PATH, 1 },
   [AL_F_EVENT] = { AL_MSG_REPORT, K_U32, 0 },
   [AL_F_PID] = { AL_MSG_REPORT, K_U32, 0 },
   [AL_F_LIMITS] = { AL_MSG_REPORT, K_U32, 0 },
@@ -33,6 +34,7 @@ static const struct field_rule rules[] = {
   [AL_F_STEP] = { AL_MSG_REPORT, K_U32, 0 },
   [AL_F_ERRNO] = { AL_MSG_REPORT, K_U32, 0 },
   [AL_F_MESSAGE] = { AL_MSG_REPORT, K_STR, 0 },
+  [AL_F_PRIVILEGE] = { AL_MSG_REPORT, K_U32, 0 },
 };
 #define N_RULES (sizeof rules / sizeof rules[0])
 
@@ -200,6 +202,11 @@ store_field (struct decoder *d, uint16_t type, const uint8_t *v, uint32_t n,
         FAIL ("as-init flag is not 0 or 1");
       run->as_init = u;
       break;
+    case AL_F_MASK:
+      if (run->n_masks >= AL_MAX_MASKS)
+        FAIL ("too many masks");
+      run->masks[run->n_masks++] = s;
+      break;
     case AL_F_EVENT: rep->event = u; break;
     case AL_F_PID: rep->pid = u; break;
     case AL_F_LIMITS: rep->limits = u; break;
@@ -209,6 +216,7 @@ store_field (struct decoder *d, uint16_t type, const uint8_t *v, uint32_t n,
     case AL_F_STEP: rep->step = u; break;
     case AL_F_ERRNO: rep->err = u; break;
     case AL_F_MESSAGE: rep->message = s; break;
+    case AL_F_PRIVILEGE: rep->privilege = u; break;
     default: FAIL ("unknown field");
     }
   if (type >= AL_F_EVENT)
@@ -246,6 +254,8 @@ check_complete (const struct al_message *m, const char **why)
         FAIL ("started report without a pid or limits");
       if (r->limits < AL_LIMITS_RLIMIT || r->limits > AL_LIMITS_CGROUP_V2)
         FAIL ("unknown limits kind");
+      if (r->privilege < AL_PRIV_UNPRIVILEGED || r->privilege > AL_PRIV_ROOT)
+        FAIL ("started report without a known privilege mode");
       return 0;
     case AL_EV_SETUP_FAILED:
       if (!HAS (r, AL_F_STEP) || r->step < 1 || r->step > AL_STEP_MAX_)

@@ -34,6 +34,7 @@
 #define AL_MAX_ARGV 1024
 #define AL_MAX_ENV 512
 #define AL_MAX_BINDS 64
+#define AL_MAX_MASKS 64
 #define AL_MAX_PATH 4095   /* bytes of a path, without the NUL */
 #define AL_MAX_STRING 131072 /* any other string (an argument, an env entry) */
 
@@ -60,6 +61,9 @@ enum al_field_type {
   AL_F_PIDS_MAX = 10,   /* u32, 0 = the helper.conf default */
   AL_F_AS_INIT = 11,    /* u32 0/1: the command itself is pid 1 (it reaps;
                            a session's supervisor) */
+  AL_F_MASK = 12,       /* path in the sandbox, repeated, <= AL_MAX_MASKS: a
+                           directory hidden under an empty read-only tmpfs
+                           after every bind (airlock's own directories) */
   /* AL_MSG_REPORT */
   AL_F_EVENT = 32,      /* u32 enum al_event: always present, once */
   AL_F_PID = 33,        /* u32: the sandbox's pid 1, as the host sees it */
@@ -70,18 +74,24 @@ enum al_field_type {
   AL_F_STEP = 38,       /* u32 enum al_step: which setup step failed */
   AL_F_ERRNO = 39,      /* u32 errno of the failure, 0 if none */
   AL_F_MESSAGE = 40,    /* string: human-readable detail */
+  AL_F_PRIVILEGE = 41,  /* u32 enum al_privilege: the helper's mode */
 };
 
 enum al_network { AL_NET_LOOPBACK = 0, AL_NET_NONE = 1, AL_NET_HOST = 2 };
 
 enum al_event {
-  AL_EV_STARTED = 1,      /* PID and LIMITS follow; pid 1 exists, but its
-                             setup may still fail (SETUP_FAILED follows) */
+  AL_EV_STARTED = 1,      /* PID, LIMITS and PRIVILEGE follow; pid 1 exists,
+                             but its setup may still fail (SETUP_FAILED
+                             follows) */
   AL_EV_SETUP_FAILED = 2, /* STEP, ERRNO, MESSAGE follow */
   AL_EV_EXITED = 3,       /* EXIT_CODE or SIGNAL, and TIMED_OUT */
 };
 
 enum al_limits { AL_LIMITS_RLIMIT = 1, AL_LIMITS_CGROUP_V1 = 2, AL_LIMITS_CGROUP_V2 = 3 };
+
+/* How the helper was installed (helper/privilege.c); ROOT: root ran it. */
+enum al_privilege { AL_PRIV_UNPRIVILEGED = 1, AL_PRIV_SETUID = 2,
+                    AL_PRIV_FILECAPS = 3, AL_PRIV_ROOT = 4 };
 
 enum al_step {
   AL_STEP_PRIVILEGE = 1, AL_STEP_REQUEST, AL_STEP_CONFIG, AL_STEP_VALIDATE,
@@ -112,6 +122,8 @@ struct al_run {
   uint64_t memory_max;
   uint32_t pids_max;
   uint32_t as_init;
+  const char *masks[AL_MAX_MASKS];
+  uint32_t n_masks;
 };
 
 struct al_report {
@@ -123,6 +135,7 @@ struct al_report {
   uint32_t timed_out;
   uint32_t step;
   uint32_t err;
+  uint32_t privilege;
   const char *message; /* "" when absent */
   uint64_t present;    /* bit (field type - AL_F_EVENT) set when present */
 };

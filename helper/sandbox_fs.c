@@ -189,28 +189,30 @@ bind_system_dirs (int root_fd)
     }
 }
 
-/* Hide one entry below dir_fd: files under an empty unreadable file,
- * directories under an empty read-only tmpfs. */
-static void
+/* Hide one entry below dir_fd: files under an empty unreadable file (when
+ * empty_fd is one), directories under an empty read-only tmpfs.  False when
+ * nothing was hidden: absent, a symlink (which reveals nothing itself), or
+ * of another type. */
+static bool
 mask (int dir_fd, const char *name, int empty_fd)
 {
   int target = openat2_safe (dir_fd, name, O_PATH | O_NOFOLLOW, 0,
                              RESOLVE_SAFE | RESOLVE_BENEATH);
   if (target < 0)
-    return; /* absent (or a symlink, which reveals nothing itself) */
+    return false;
   struct stat st;
   if (fstat (target, &st) < 0)
-    fail (AL_STEP_ROOTFS, errno, "stat /etc/%s", name);
-  static const char *const empty_opts[] = { "mode=0000", "size=4k", NULL };
+    fail (AL_STEP_ROOTFS, errno, "stat %s", name);
+  static const char *const empty_opts[] = { "mode=0555", "size=4k", NULL };
   uint64_t attrs = LOCKDOWN | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC;
-  if (S_ISDIR (st.st_mode))
-    attach (new_fs ("tmpfs", empty_opts, attrs, AL_STEP_ROOTFS), target,
-            AL_STEP_ROOTFS, name);
-  else if (S_ISREG (st.st_mode))
-    attach (clone_tree (empty_fd, "", attrs, false, AL_STEP_ROOTFS), target,
-            AL_STEP_ROOTFS, name);
+  bool dir = S_ISDIR (st.st_mode), file = S_ISREG (st.st_mode) && empty_fd >= 0;
+  if (dir || file)
+    attach (dir ? new_fs ("tmpfs", empty_opts, attrs, AL_STEP_ROOTFS)
+                : clone_tree (empty_fd, "", attrs, false, AL_STEP_ROOTFS),
+            target, AL_STEP_ROOTFS, name);
   else
     close (target);
+  return dir || file;
 }
 
 /* Secrets in the host's /etc stay out even where the caller could read
@@ -252,6 +254,37 @@ mask_etc_secrets (int root_fd)
   if (d)
     closedir (d);
   unlinkat (root_fd, ".airlock-empty", 0);
+}
+
+/* The masks the broker asks for: airlock's own directories where a bind
+ * shows them.  Every ancestor is first bound onto itself (a recursive copy
+ * of the sandbox's own tree there: same flags, nothing below it hidden),
+ * so that renaming or removing it fails with EBUSY inside the sandbox: a
+ * command cannot move a masked directory's parent away and create a fresh
+ * one for the daemon to read.  Runs once the root is read-only, so a copy
+ * of part of it is read-only too.  Unlike the best-effort /etc masks, a
+ * requested mask that cannot be applied fails the setup. */
+static void
+mask_requested (int root_fd, const struct al_run *req)
+{
+  for (uint32_t i = 0; i < req->n_masks; i++)
+    {
+      char path[AL_MAX_PATH + 1];
+      snprintf (path, sizeof path, "%s", req->masks[i] + 1);
+      for (char *slash = strchr (path, '/'); slash; slash = strchr (slash + 1, '/'))
+        {
+          *slash = '\0';
+          int fd = openat2_safe (root_fd, path, O_PATH | O_DIRECTORY, 0,
+                                 RESOLVE_SAFE | RESOLVE_BENEATH);
+          if (fd < 0)
+            fail (AL_STEP_BIND, errno, "cannot pin /%s to mask %s", path, req->masks[i]);
+          attach (clone_tree (fd, "", 0, true, AL_STEP_BIND), fd, AL_STEP_BIND, path);
+          *slash = '/';
+        }
+      if (!mask (root_fd, path, -1))
+        fail (AL_STEP_BIND, errno, "cannot mask %s: it must be a directory",
+              req->masks[i]);
+    }
 }
 
 /* The caller's rootfs: a directory they own, used as / (read-only once
@@ -313,9 +346,8 @@ add_dev (int root_fd, uint64_t shm_bytes)
 /* A bind source, opened and access-checked as the caller before anything
  * is mounted (the new root covers the host's /tmp, where sources may be). */
 struct source {
-  int fd;
+  int tree; /* the copy of its mount tree, detached */
   bool dir;
-  bool rw;
   const char *dst;
   enum al_step step;
 };
@@ -323,10 +355,10 @@ struct source {
 static struct source
 open_source (const char *src, const char *dst, bool rw, enum al_step step)
 {
-  struct source s = { .fd = open_caller_path (src, O_PATH, step), .rw = rw,
-                      .dst = dst, .step = step };
+  cleanup_fd int fd = open_caller_path (src, O_PATH, step);
+  struct source s = { .dst = dst, .step = step };
   struct stat st;
-  if (fstat (s.fd, &st) < 0)
+  if (fstat (fd, &st) < 0)
     fail (step, errno, "stat %s", src);
   s.dir = S_ISDIR (st.st_mode);
   if (!s.dir && !S_ISREG (st.st_mode))
@@ -334,20 +366,22 @@ open_source (const char *src, const char *dst, bool rw, enum al_step step)
   /* faccessat without AT_EACCESS checks with the real ids and without
    * capabilities: exactly what the caller may do on the host. */
   int want = R_OK | (s.dir ? X_OK : 0) | (rw ? W_OK : 0);
-  if (faccessat (s.fd, "", want, AT_EMPTY_PATH) < 0)
+  if (faccessat (fd, "", want, AT_EMPTY_PATH) < 0)
     fail (step, errno, "%s is not %s by you", src,
           rw ? "readable and writable" : "readable");
+  /* Copied now, recursively: once the new root covers /tmp, a copy of
+   * /tmp (or of / or anything above it) would hold the new root instead
+   * of the host's files. */
+  s.tree = clone_tree (fd, "", LOCKDOWN | (rw ? 0 : MOUNT_ATTR_RDONLY), true, step);
   return s;
 }
 
-/* Copy the source's tree recursively and mount it by fd at its place. */
+/* Mount the source's copy by fd at its place. */
 static void
 bind_source (int root_fd, const struct source *s)
 {
-  attach (clone_tree (s->fd, "", LOCKDOWN | (s->rw ? 0 : MOUNT_ATTR_RDONLY),
-                      true, s->step),
-          make_mountpoint (root_fd, s->dst, s->dir, s->step), s->step, s->dst);
-  close (s->fd);
+  attach (s->tree, make_mountpoint (root_fd, s->dst, s->dir, s->step), s->step,
+          s->dst);
 }
 
 void
@@ -410,6 +444,7 @@ fs_build_root (const struct al_run *req, const struct caller *c,
   /* Only the workspace, the binds asked for rw, /tmp and /dev/shm stay
    * writable: the root itself becomes read-only. */
   set_attrs (root, MOUNT_ATTR_RDONLY, false, AL_STEP_ROOTFS, "/");
+  mask_requested (root, req);
 
   if (fchdir (root) < 0)
     fail (AL_STEP_PIVOT, errno, "chdir to the new root");

@@ -1,41 +1,82 @@
 #!/usr/bin/env bash
-# `make demo`: one sandboxed command that shows what it can and cannot see.
+# `make demo`: the build tree's airlock, nothing installed.  One line with
+# the approval gate's verdict on a dangerous command, then a script run in
+# a fresh local sandbox (tests/demo-sandbox.sh) that prints what it can and
+# cannot do and checks every row.  Exits non-zero, so that `make demo`
+# fails, when the sandbox cannot be set up or any row is not as it should.
+# Run as root by `sudo make demo`: the sandbox then runs as the user who
+# ran sudo; as root itself otherwise.
 set -u
 BUILDDIR=${1:-build}
 cd "$(dirname "$0")/.."
-work=$(mktemp -d /tmp/airlock-demo.XXXXXX)
-chmod 0755 "$work"
-trap 'rm -rf "$work"' EXIT
-echo "hello from the workspace" > "$work/notes.txt"
+case $BUILDDIR in /*) ;; *) BUILDDIR=$PWD/$BUILDDIR ;; esac
+
+demo=$(mktemp -d /tmp/airlock-demo.XXXXXX)
+chmod 0755 "$demo"
+tag=${demo##*/}
+trap 'rm -rf "$demo" "/tmp/$tag.private"' EXIT
+
+# Copies of what `make install` would install, where the sandbox's user
+# can reach them even when the tree is in root's home.  The env overrides
+# point the uninstalled airlock at them instead of its compiled-in paths.
+mkdir -p "$demo/bin" "$demo/home" "$demo/workspace"
+install -m 0755 "$BUILDDIR/airlock" "$BUILDDIR/airlock-helper" "$demo/bin/" || exit 1
+install -m 0644 policy/default.rules "$demo/default.rules" || exit 1
+install -m 0644 tests/demo-sandbox.sh "$demo/workspace/demo-sandbox.sh" || exit 1
+echo "hello from the workspace" > "$demo/workspace/notes.txt"
+echo "a host file the sandbox must not see" > "$demo/outside.txt"
+
 as=()
 if [ "$(id -u)" = 0 ] && [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ]; then
-  chown -R "$SUDO_USER" "$work"
   as=(runuser -u "$SUDO_USER" --)
+  chown -R "$SUDO_USER" "$demo/home" "$demo/workspace"
 fi
-echo "airlock demo: running a shell in a fresh local sandbox (workspace $work)"
+uid=$("${as[@]}" id -u) || { echo "demo: cannot run as ${SUDO_USER:-root}" >&2; exit 1; }
+# The demo's own settings, allowlist and audit log (none of yours is read
+# or written), and deny mode: nothing here waits for an answer.
+airlock () {
+  "${as[@]}" env AIRLOCK_HELPER="$demo/bin/airlock-helper" \
+    AIRLOCK_DEFAULT_RULES="$demo/default.rules" \
+    XDG_CONFIG_HOME="$demo/home/config" XDG_STATE_HOME="$demo/home/state" \
+    AIRLOCK_POLICY_MODE=deny "$demo/bin/airlock" "$@"
+}
+
+failed=0
+verdict=$(cd "$demo/workspace" && airlock policy check -- 'rm -rf ~' 2>&1)
+gate=$?
+# "deny (why; mode)" then one line per rule: "  ACTION  ID  TEXT  [file:line]".
+line="approval gate: airlock policy check -- 'rm -rf ~'  =>  $(printf '%s\n' "$verdict" \
+  | sed -e '1s/$/:/' -e '2,$s/ *\[[^]]*\]$//' -e '2,$s/^ *[a-z]\{1,\}  *\([^ ]*\)  *\(.*\)$/\1 (\2)/' \
+  | paste -sd ' ')"
+if [ "$gate" = 1 ]; then echo "$line"; else
+  echo "$line   <-- WRONG: the gate must refuse it (exit $gate)"; failed=1; fi
 echo
-cd "$work"
-"${as[@]}" env AIRLOCK_HELPER="$OLDPWD/$BUILDDIR/airlock-helper" \
-  "$OLDPWD/$BUILDDIR/airlock" run -v --timeout 30 -- bash -c '
-see () { printf "  %-44s %s\n" "$1" "$2"; }
-echo "What the sandbox CAN see and do:"
-see "who am I" "$(id -un 2>/dev/null || id -u) (uid $(id -u))"
-see "hostname" "$(hostname)"
-see "the workspace (read-write, same path)" "$(pwd): $(cat notes.txt)"
-see "write to the workspace" "$(echo ok > out.txt && echo yes)"
-see "write to a private /tmp" "$(echo ok > /tmp/x && echo yes)"
-see "network interfaces" "$(ip -o link | cut -d: -f2 | tr -d " " | tr "\n" " ")"
-see "processes it can see" "$(ls /proc | grep -c "^[0-9]") (its own)"
-echo
-echo "What it CANNOT:"
-see "write to /usr or /etc" "$(touch /usr/x /etc/x 2>&1 | head -n 1 | sed "s/.*: //")"
-see "read /etc/shadow" "$(cat /etc/shadow 2>&1 | head -n 1 | sed "s/.*: //")"
-see "see /home and /root" "$(ls /home /root 2>&1 | head -n 1 | sed "s/.*: //")"
-see "capabilities (CapEff)" "$(grep CapEff /proc/self/status | cut -f2)"
-see "no_new_privs / seccomp" "$(grep NoNewPrivs /proc/self/status | cut -f2) / mode $(grep "^Seccomp:" /proc/self/status | cut -f2)"
-see "create a user namespace" "$(unshare -U true 2>&1 | sed "s/.*: //")"
-see "mount something" "$(mount -t tmpfs x /tmp 2>&1 | sed "s/.*: //" | head -n 1)"
-'
+
+echo "airlock run -- bash ./demo-sandbox.sh   (as $("${as[@]}" id -un), in $demo/workspace)"
+(cd "$demo/workspace" && airlock run -v --timeout 30 --env DEMO_UID="$uid" \
+  --env DEMO_OUTSIDE="$demo/outside.txt" --env DEMO_TAG="$tag" -- bash ./demo-sandbox.sh)
 status=$?
+# What only the host can see: the workspace is the host's own directory,
+# not a copy; the sandbox's /tmp is not the host's.
+if [ "$status" = 0 ] && ! grep -qs "written in the sandbox" "$demo/workspace/out.txt"; then
+  echo "  out.txt is not in the workspace on the host   <-- WRONG"
+  status=3
+fi
+if [ "$status" = 0 ] && [ -e "/tmp/$tag.private" ]; then
+  echo "  the sandbox's /tmp file is in the host's /tmp   <-- WRONG"
+  status=3
+fi
+
 echo
-echo "exit status: $status (the command's own; 124 timeout, 125 setup failure)"
+case $status in
+  0) echo "exit status 0: every row is as it should be.  (airlock run passes on the"
+     echo "command's own exit status, except for its own: 77 refused by the approval"
+     echo "gate, 124 timed out, 125 the sandbox could not be set up.)" ;;
+  3) echo "exit status 3: the rows marked WRONG are not as they should be" ;;
+  77) echo "exit status 77: the approval gate refused the command; it did not run" ;;
+  124) echo "exit status 124: the sandbox timed out and was killed" ;;
+  125) echo "exit status 125: the sandbox could not be set up (the reason is above);" \
+            "nothing ran" ;;
+  *) echo "exit status $status: the demo script's own (it did not finish)" ;;
+esac
+[ "$status" = 0 ] && [ "$failed" = 0 ]

@@ -555,6 +555,7 @@ builtin_frame (const char *kind, int *pass_fd)
       al_put_u32 (&writer, AL_F_EVENT, AL_EV_STARTED);
       al_put_u32 (&writer, AL_F_PID, 1);
       al_put_u32 (&writer, AL_F_LIMITS, AL_LIMITS_RLIMIT);
+      al_put_u32 (&writer, AL_F_PRIVILEGE, AL_PRIV_UNPRIVILEGED);
       n = al_finish (&writer);
       memcpy (frame, writer.buf, n);
       return (ssize_t) n;

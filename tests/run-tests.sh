@@ -50,6 +50,15 @@ result () {
 
 section () { printf '\n== %s\n' "$*"; }
 
+# Run tests/SUITE.bats, print its failures and counts, tally it as LABEL.
+bats_suite () { # label, suite
+  section "$1: $2.bats"
+  bats --tap "tests/$2.bats" > "$T/out.tap" 2>&1
+  grep -E '^not ok' -A 12 "$T/out.tap" | head -n 60
+  tally "$1 $2" "$T/out.tap"
+  printf '%s\n' "$(grep -c '^ok' "$T/out.tap") ok, $(grep -c '^not ok' "$T/out.tap") not ok"
+}
+
 # ---- 1. Unit tests (cmocka, built with ASan+UBSan) ----
 for unit in "$BUILDDIR"/test_*; do
   name=${unit##*/test_}
@@ -85,7 +94,7 @@ echo "another user's secret" > "$other_home/secret" && chmod 0644 "$other_home/s
 
 install_variant () { # name, extra make args...
   local name=$1; shift
-  make -s install BUILDDIR="$T/$name-build" PREFIX="$T/$name" SYSCONFDIR="$T/etc" "$@" \
+  make -s install BUILDDIR="$T/$name-build" PREFIX="$T/$name" SYSCONFDIR="$T/etc" WERROR=1 "$@" \
     > "$T/$name-build.log" 2>&1 || { cat "$T/$name-build.log"; return 1; }
   local h="$T/$name/libexec/airlock/airlock-helper"
   cp "$h" "$h-setuid"; chown root:root "$h-setuid"; chmod 4755 "$h-setuid"
@@ -180,6 +189,9 @@ if [ -n "$DOCKER_SUITES" ]; then
     skipped=$((skipped + 1))
   fi
 fi
+
+# ---- 4c. Once, as root: the README's demo; build-time paths and flags ----
+for suite in ${ONCE_SUITES-demo build}; do bats_suite once "$suite"; done
 
 # ---- 5. The same with an ASan+UBSan build of broker and helper ----
 # (the unprivileged mode only: a sanitizer runtime has no place in a

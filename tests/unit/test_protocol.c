@@ -59,6 +59,7 @@ static const char *const reachable_whys[] = {
   "too many environment entries",
   "environment entry is not NAME=value",
   "too many bind mounts",
+  "too many masks",
   "unknown network mode",
   "as-init flag is not 0 or 1",
   "run request without a command",
@@ -69,6 +70,7 @@ static const char *const reachable_whys[] = {
   "timed-out flag is not 0 or 1",
   "started report without a pid or limits",
   "unknown limits kind",
+  "started report without a known privilege mode",
   "setup-failed report without a valid step",
   "exited report needs exactly one of exit code and signal",
   "unknown event",
@@ -77,7 +79,7 @@ static bool why_hit[N_ELEMENTS (reachable_whys)];
 
 /* Defensive checks that no input can reach (see the test that proves it for
  * "too many fields"):
- *   - "too many fields": at most 1024 + 512 + 64 + 64 + 6 = 1670 fields can
+ *   - "too many fields": at most 1024 + 512 + 64 + 64 + 64 + 7 = 1735 fields can
  *     decode successfully, fewer than AL_MAX_FIELDS, so field 2049 is never
  *     looked at;
  *   - "strings exceed the decode arena": every decoded string of n bytes
@@ -337,6 +339,7 @@ raw_valid_field (uint16_t type)
     case AL_F_ARGV: raw_str (type, "true"); break;
     case AL_F_ENV: raw_str (type, "A=b"); break;
     case AL_F_WORKDIR:
+    case AL_F_MASK:
     case AL_F_ROOTFS: raw_str (type, "/w"); break;
     case AL_F_BIND_RO:
     case AL_F_BIND_RW: raw_pair_str (type, "/s", "/d"); break;
@@ -363,18 +366,18 @@ raw_run_base (void)
 static const uint16_t run_fields[] = {
   AL_F_ARGV, AL_F_ENV, AL_F_WORKDIR, AL_F_ROOTFS, AL_F_BIND_RO,
   AL_F_BIND_RW, AL_F_NETWORK, AL_F_TIMEOUT_SEC, AL_F_MEMORY_MAX,
-  AL_F_PIDS_MAX, AL_F_AS_INIT,
+  AL_F_PIDS_MAX, AL_F_AS_INIT, AL_F_MASK,
 };
 static const uint16_t report_fields[] = {
   AL_F_EVENT, AL_F_PID, AL_F_LIMITS, AL_F_EXIT_CODE, AL_F_SIGNAL,
-  AL_F_TIMED_OUT, AL_F_STEP, AL_F_ERRNO, AL_F_MESSAGE,
+  AL_F_TIMED_OUT, AL_F_STEP, AL_F_ERRNO, AL_F_MESSAGE, AL_F_PRIVILEGE,
 };
 
 static bool
 is_known_field (unsigned t)
 {
-  return (t >= AL_F_ARGV && t <= AL_F_AS_INIT)
-         || (t >= AL_F_EVENT && t <= AL_F_MESSAGE);
+  return (t >= AL_F_ARGV && t <= AL_F_MASK)
+         || (t >= AL_F_EVENT && t <= AL_F_PRIVILEGE);
 }
 
 /* A decoded string must be a NUL-terminated copy inside the arena. */
@@ -575,6 +578,8 @@ put_full_run (void)
   al_put_u32 (&wr, AL_F_TIMEOUT_SEC, 3600);
   al_put_u64 (&wr, AL_F_MEMORY_MAX, UINT64_C (8) << 30);
   al_put_u32 (&wr, AL_F_PIDS_MAX, 4096);
+  al_put_str (&wr, AL_F_MASK, "/home/u/project/.config/airlock");
+  al_put_str (&wr, AL_F_MASK, "/cache/state");
 }
 
 static void
@@ -621,6 +626,11 @@ test_run_round_trip (void **state)
   assert_int_equal (r->timeout_sec, 3600);
   assert_true (r->memory_max == UINT64_C (8) << 30);
   assert_int_equal (r->pids_max, 4096);
+  assert_int_equal (r->n_masks, 2);
+  assert_string_equal (r->masks[0], "/home/u/project/.config/airlock");
+  assert_string_equal (r->masks[1], "/cache/state");
+  assert_in_arena (r->masks[0]);
+  assert_in_arena (r->masks[1]);
   for (uint32_t i = 0; i < r->argc; i++)
     assert_in_arena (r->argv[i]);
   for (uint32_t i = 0; i < r->envc; i++)
@@ -653,6 +663,7 @@ test_run_defaults (void **state)
   assert_int_equal (r->timeout_sec, 0);
   assert_true (r->memory_max == 0);
   assert_int_equal (r->pids_max, 0);
+  assert_int_equal (r->n_masks, 0);
 }
 
 static void
@@ -678,23 +689,29 @@ test_report_started (void **state)
   static const uint32_t limits[] = { AL_LIMITS_RLIMIT, AL_LIMITS_CGROUP_V1,
                                      AL_LIMITS_CGROUP_V2 };
   static const uint32_t pids[] = { 1, 4242, 0xffffffffu };
+  static const uint32_t modes[] = { AL_PRIV_UNPRIVILEGED, AL_PRIV_SETUID,
+                                    AL_PRIV_FILECAPS, AL_PRIV_ROOT };
   for (size_t i = 0; i < N_ELEMENTS (limits); i++)
     for (size_t j = 0; j < N_ELEMENTS (pids); j++)
-      {
-        al_begin (&wr, AL_MSG_REPORT);
-        al_put_u32 (&wr, AL_F_EVENT, AL_EV_STARTED);
-        al_put_u32 (&wr, AL_F_PID, pids[j]);
-        al_put_u32 (&wr, AL_F_LIMITS, limits[i]);
-        writer_ok ();
-        const struct al_report *r = &msg.u.report;
-        assert_int_equal (msg.type, AL_MSG_REPORT);
-        assert_int_equal (r->event, AL_EV_STARTED);
-        assert_int_equal (r->pid, pids[j]);
-        assert_int_equal (r->limits, limits[i]);
-        assert_string_equal (r->message, "");
-        assert_true (r->present
-                     == (BIT (AL_F_EVENT) | BIT (AL_F_PID) | BIT (AL_F_LIMITS)));
-      }
+      for (size_t k = 0; k < N_ELEMENTS (modes); k++)
+        {
+          al_begin (&wr, AL_MSG_REPORT);
+          al_put_u32 (&wr, AL_F_EVENT, AL_EV_STARTED);
+          al_put_u32 (&wr, AL_F_PID, pids[j]);
+          al_put_u32 (&wr, AL_F_LIMITS, limits[i]);
+          al_put_u32 (&wr, AL_F_PRIVILEGE, modes[k]);
+          writer_ok ();
+          const struct al_report *r = &msg.u.report;
+          assert_int_equal (msg.type, AL_MSG_REPORT);
+          assert_int_equal (r->event, AL_EV_STARTED);
+          assert_int_equal (r->pid, pids[j]);
+          assert_int_equal (r->limits, limits[i]);
+          assert_int_equal (r->privilege, modes[k]);
+          assert_string_equal (r->message, "");
+          assert_true (r->present
+                       == (BIT (AL_F_EVENT) | BIT (AL_F_PID) | BIT (AL_F_LIMITS)
+                           | BIT (AL_F_PRIVILEGE)));
+        }
 }
 
 static void
@@ -1163,7 +1180,7 @@ test_reject_bad_path (void **state)
 {
   (void) state;
   static const char *const why = "path is not absolute and canonical, or too long";
-  static const uint16_t fields[] = { AL_F_WORKDIR, AL_F_ROOTFS };
+  static const uint16_t fields[] = { AL_F_WORKDIR, AL_F_ROOTFS, AL_F_MASK };
   for (size_t f = 0; f < N_ELEMENTS (fields); f++)
     {
       for (size_t i = 0; i < N_ELEMENTS (bad_paths); i++)
@@ -1319,15 +1336,28 @@ test_limit_binds (void **state)
     }
 }
 
+static void
+test_limit_masks (void **state)
+{
+  (void) state;
+  raw_run_base ();
+  for (int i = 0; i < AL_MAX_MASKS; i++)
+    raw_str (AL_F_MASK, "/w/.config/airlock");
+  raw_ok ();
+  assert_int_equal (msg.u.run.n_masks, AL_MAX_MASKS);
+  raw_str (AL_F_MASK, "/w/.config/airlock");
+  raw_reject ("too many masks");
+}
+
 /* "too many fields" cannot be provoked: the most fields a run request can
  * hold before another limit fires is below AL_MAX_FIELDS (a report has at
- * most nine).  This pins that fact, so that raising a count limit past it
+ * most ten).  This pins that fact, so that raising a count limit past it
  * makes this test, not a fuzzer, notice. */
 static void
 test_field_limit_unreachable (void **state)
 {
   (void) state;
-  const size_t most = AL_MAX_ARGV + AL_MAX_ENV + 2 * AL_MAX_BINDS + 6;
+  const size_t most = AL_MAX_ARGV + AL_MAX_ENV + 2 * AL_MAX_BINDS + AL_MAX_MASKS + 7;
   assert_true (most < AL_MAX_FIELDS);
   raw_begin (AL_MSG_RUN);
   for (int i = 0; i < AL_MAX_ARGV; i++)
@@ -1339,6 +1369,8 @@ test_field_limit_unreachable (void **state)
       raw_pair_str (AL_F_BIND_RO, "/", "/");
       raw_pair_str (AL_F_BIND_RW, "/", "/");
     }
+  for (int i = 0; i < AL_MAX_MASKS; i++)
+    raw_str (AL_F_MASK, "/m");
   raw_valid_field (AL_F_WORKDIR);
   raw_valid_field (AL_F_ROOTFS);
   raw_valid_field (AL_F_NETWORK);
@@ -1529,7 +1561,23 @@ test_reject_started (void **state)
       report (AL_EV_STARTED);
       raw_u32 (AL_F_PID, 4242);
       raw_u32 (AL_F_LIMITS, bad_limits[i]);
+      raw_u32 (AL_F_PRIVILEGE, AL_PRIV_SETUID);
       raw_reject ("unknown limits kind");
+    }
+
+  /* The privilege mode is part of every started report, and known. */
+  static const uint32_t bad_modes[] = { 0, AL_PRIV_ROOT + 1, 0xffffffffu };
+  report (AL_EV_STARTED);
+  raw_u32 (AL_F_PID, 4242);
+  raw_u32 (AL_F_LIMITS, AL_LIMITS_RLIMIT);
+  raw_reject ("started report without a known privilege mode");
+  for (size_t i = 0; i < N_ELEMENTS (bad_modes); i++)
+    {
+      report (AL_EV_STARTED);
+      raw_u32 (AL_F_PID, 4242);
+      raw_u32 (AL_F_LIMITS, AL_LIMITS_RLIMIT);
+      raw_u32 (AL_F_PRIVILEGE, bad_modes[i]);
+      raw_reject ("started report without a known privilege mode");
     }
 }
 
@@ -1706,6 +1754,7 @@ build_valid (unsigned which, uint8_t *out)
       al_put_u32 (&wr, AL_F_EVENT, AL_EV_STARTED);
       al_put_u32 (&wr, AL_F_PID, 4242);
       al_put_u32 (&wr, AL_F_LIMITS, AL_LIMITS_CGROUP_V2);
+      al_put_u32 (&wr, AL_F_PRIVILEGE, AL_PRIV_FILECAPS);
       break;
     case 2:
       al_begin (&wr, AL_MSG_REPORT);
@@ -1827,6 +1876,9 @@ check_decoded_invariants (void)
         assert_in_arena (r->rootfs);
       assert_true (r->n_binds_ro <= AL_MAX_BINDS);
       assert_true (r->n_binds_rw <= AL_MAX_BINDS);
+      assert_true (r->n_masks <= AL_MAX_MASKS);
+      for (uint32_t i = 0; i < r->n_masks; i++)
+        assert_true (r->masks[i][0] == '/');
       assert_true (r->network <= AL_NET_HOST);
     }
   else
@@ -1947,6 +1999,7 @@ main (void)
     cmocka_unit_test (test_limit_argv),
     cmocka_unit_test (test_limit_env),
     cmocka_unit_test (test_limit_binds),
+    cmocka_unit_test (test_limit_masks),
     cmocka_unit_test (test_field_limit_unreachable),
     cmocka_unit_test (test_reject_env_format),
     cmocka_unit_test (test_reject_network_mode),
