@@ -8,21 +8,28 @@ setup () {
   only_modes setuid
   STAGE="$T/stage"
   rm -rf "$STAGE"
+  # Its own build: PREFIX=/usr here rebuilds (build/build-options).
+  SB="$T/stage-build"
 }
 
 @test "make install honours PREFIX and DESTDIR" {
-  run make -s install DESTDIR="$STAGE" PREFIX=/usr BUILDDIR="$T/prefix-build" SYSCONFDIR="$T/etc"
+  run make -s install DESTDIR="$STAGE" PREFIX=/usr BUILDDIR="$SB" SYSCONFDIR="$T/etc"
   [ "$status" -eq 0 ]
   [ -x "$STAGE/usr/bin/airlock" ]
   [ -x "$STAGE/usr/libexec/airlock/airlock-helper" ]
   [ -f "$STAGE/usr/share/man/man1/airlock.1" ]
   [ -f "$STAGE/usr/share/man/man8/airlock-helper.8" ]
+  # The generated man pages: this build's paths, no placeholder left.
+  grep -qF '/usr/libexec/airlock/airlock\-helper' "$STAGE/usr/share/man/man1/airlock.1"
+  ! grep -n '@[A-Z_]*@' "$STAGE/usr/share/man/man1/airlock.1" "$STAGE/usr/share/man/man8/airlock-helper.8"
+  # DESTDIR is where files go, not where the binaries look.
+  ! grep -qF "$STAGE" "$STAGE/usr/bin/airlock"
   [ ! -u "$STAGE/usr/libexec/airlock/airlock-helper" ]
   [ -z "$(getcap "$STAGE/usr/libexec/airlock/airlock-helper")" ]
 }
 
 @test "make install-setuid: setuid root, 4750 group airlock when that group exists" {
-  run make -s install-setuid DESTDIR="$STAGE" PREFIX=/usr BUILDDIR="$T/prefix-build" SYSCONFDIR="$T/etc"
+  run make -s install-setuid DESTDIR="$STAGE" PREFIX=/usr BUILDDIR="$SB" SYSCONFDIR="$T/etc"
   [ "$status" -eq 0 ]
   h="$STAGE/usr/libexec/airlock/airlock-helper"
   [ "$(stat -c %U "$h")" = root ]
@@ -34,7 +41,7 @@ setup () {
 }
 
 @test "make install-caps: exactly the four file capabilities, no setuid" {
-  run make -s install-caps DESTDIR="$STAGE" PREFIX=/usr BUILDDIR="$T/prefix-build" SYSCONFDIR="$T/etc"
+  run make -s install-caps DESTDIR="$STAGE" PREFIX=/usr BUILDDIR="$SB" SYSCONFDIR="$T/etc"
   [ "$status" -eq 0 ]
   h="$STAGE/usr/libexec/airlock/airlock-helper"
   [ ! -u "$h" ]
