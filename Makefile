@@ -161,6 +161,8 @@ UNIT_SRCS_gate := policy/gate.c policy/rules.c policy/shell_parse.c policy/norma
 UNIT_SRCS_modal_mode := policy/modal_mode.c policy/xalloc.c
 UNIT_SRCS_audit_log := policy/audit_log.c policy/redact.c policy/xalloc.c
 UNIT_SRCS_docker_risk := policy/docker_risk.c policy/xalloc.c
+UNIT_TESTS += protected_paths
+UNIT_SRCS_protected_paths := policy/protected_paths.c policy/xalloc.c
 # backends/docker: the Engine API client against an in-process fake socket.
 UNIT_TESTS += docker_engine
 UNIT_SRCS_docker_engine := backends/docker_engine.c backends/xprintf.c

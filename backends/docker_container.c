@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "docker_risk.h"
+#include "protected_paths.h"
 #include "xprintf.h"
 
 #define SUPERVISOR_MAX (64 << 20)
@@ -243,6 +244,110 @@ refuse_socket (const struct mount_spec *m, const char *socket, bool allowed,
   return -1;
 }
 
+/* ---- airlock's own directories, masked ---- */
+
+static bool
+has_target (const cJSON *mounts, const char *target)
+{
+  const cJSON *j;
+  cJSON_ArrayForEach (j, mounts)
+    {
+      const cJSON *t = cJSON_GetObjectItemCaseSensitive (j, "Target");
+      if (cJSON_IsString (t) && !strcmp (t->valuestring, target))
+        return true;
+    }
+  return false;
+}
+
+static void
+add_mount (cJSON *mounts, const char *type, const char *source,
+           const char *target, bool read_only)
+{
+  cJSON *j = cJSON_CreateObject ();
+  cJSON_AddStringToObject (j, "Type", type);
+  if (source)
+    cJSON_AddStringToObject (j, "Source", source);
+  cJSON_AddStringToObject (j, "Target", target);
+  cJSON_AddBoolToObject (j, "ReadOnly", read_only);
+  if (!source)
+    {
+      cJSON *t = cJSON_AddObjectToObject (j, "TmpfsOptions");
+      cJSON_AddNumberToObject (t, "SizeBytes", 4096);
+      cJSON_AddNumberToObject (t, "Mode", 0555);
+    }
+  cJSON_AddItemToArray (mounts, j);
+}
+
+struct mask_ctx {
+  cJSON *mounts;
+  const char *source, *target; /* the host-path mount that shows it */
+  bool read_only;
+};
+
+/* An empty read-only tmpfs at `at`, and every directory between the
+ * mount's target and it bound onto itself (same source, same
+ * read-only-ness; docker mounts parents first), so that in the container
+ * renaming one fails with EBUSY: a command cannot move the masked
+ * directory's parent away and create a fresh one for the daemon to read.
+ * A place already mounted on is a mount point anyway. */
+static int
+mask_in_container (void *ctx, const char *at, const char *host, char **err)
+{
+  (void) host;
+  (void) err;
+  struct mask_ctx *c = ctx;
+  char *y = strdup (at);
+  if (!y)
+    return -1;
+  char *from = y + (strcmp (c->target, "/") ? strlen (c->target) + 1 : 1);
+  for (char *slash = from; (slash = strchr (slash, '/')); *slash++ = '/')
+    {
+      *slash = '\0';
+      char *src = protected_host_path (c->source, c->target, y);
+      if (!has_target (c->mounts, y))
+        add_mount (c->mounts, "bind", src, y, c->read_only);
+      free (src);
+    }
+  free (y);
+  if (!has_target (c->mounts, at))
+    add_mount (c->mounts, "tmpfs", NULL, at, true);
+  return 0;
+}
+
+/* Each host path mounted (the workdir, a host-path volume, a volume bound
+ * to a host device path) shows none of airlock's own directories
+ * unmasked, or the session is refused (policy/protected_paths.h). */
+static int
+mask_protected (const struct docker_session_options *o,
+                const struct mount_spec *m, size_t n, cJSON *mounts, char **err)
+{
+  if (!o->protected)
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      const char *host = m[i].host_path ? m[i].source : NULL;
+      for (char **opt = m[i].opts; opt && *opt; opt++)
+        if (!strncmp (*opt, "device=", 7) && (*opt)[7] == '/')
+          host = *opt + 7;
+      if (!host)
+        continue;
+      char *real = realpath (host, NULL);
+      struct mask_ctx c = { .mounts = mounts, .source = real ? real : host,
+                            .target = m[i].target, .read_only = m[i].read_only };
+      char *why = NULL;
+      int rc = protected_check_source (o->protected, c.source, c.target,
+                                       !m[i].read_only, mask_in_container, &c, &why);
+      free (real);
+      if (rc < 0)
+        {
+          *err = xprintf ("docker: %s", why ? why : "out of memory");
+          free (why);
+          return -1;
+        }
+    }
+  return 0;
+}
+
 static int
 judge_mounts (struct docker_container *c, const struct docker_session_options *o,
               cJSON *mounts, char **err)
@@ -281,6 +386,8 @@ judge_mounts (struct docker_container *c, const struct docker_session_options *o
       cJSON_AddBoolToObject (j, "ReadOnly", m[i].read_only);
       cJSON_AddItemToArray (mounts, j);
     }
+  if (rc == 0)
+    rc = mask_protected (o, m, k, mounts, err);
   if (rc == 0)
     {
       struct docker_risk_facts f = { .mounts = facts, .n_mounts = k,

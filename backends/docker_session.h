@@ -9,6 +9,8 @@
 
 #include "backend.h"
 
+struct protected_dirs;
+
 struct docker_session_options {
   const char *socket;       /* the Engine's unix socket */
   const char *image;
@@ -32,6 +34,9 @@ struct docker_session_options {
   const char *session;      /* labels and the container's name */
   const char *owner_id;     /* the daemon's runtime dir: whose it is */
   const char *supervisor;   /* the static airlock-supervisor to copy in */
+  /* airlock's own directories, masked wherever a host path mounted shows
+   * them (policy/protected_paths.h); NULL: none. */
+  const struct protected_dirs *protected;
 };
 
 /* Create (or reuse) the session's container.  NULL with *err (malloc'd;

@@ -14,11 +14,28 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char *const limits_names[] = {
-  [AL_LIMITS_RLIMIT] = "rlimits (no cgroup available to the helper)",
-  [AL_LIMITS_CGROUP_V1] = "cgroup v1 (pids, memory)",
-  [AL_LIMITS_CGROUP_V2] = "cgroup v2 (pids, memory)",
-};
+const char *
+local_privilege_name (uint32_t privilege)
+{
+  static const char *const names[] = {
+    [AL_PRIV_UNPRIVILEGED] = "unprivileged", [AL_PRIV_SETUID] = "setuid",
+    [AL_PRIV_FILECAPS] = "file-capabilities", [AL_PRIV_ROOT] = "root",
+  };
+  return privilege < sizeof names / sizeof names[0] && names[privilege]
+             ? names[privilege] : "unknown";
+}
+
+const char *
+local_limits_name (uint32_t limits)
+{
+  static const char *const names[] = {
+    [AL_LIMITS_RLIMIT] = "rlimits (no cgroup available to the helper)",
+    [AL_LIMITS_CGROUP_V1] = "cgroup v1 (pids, memory)",
+    [AL_LIMITS_CGROUP_V2] = "cgroup v2 (pids, memory)",
+  };
+  return limits < sizeof names / sizeof names[0] && names[limits]
+             ? names[limits] : "unknown";
+}
 
 bool
 local_build_request (const struct local_run *r, struct al_writer *w)
@@ -41,6 +58,8 @@ local_build_request (const struct local_run *r, struct al_writer *w)
   al_put_u32 (w, AL_F_PIDS_MAX, r->pids_max);
   if (r->as_init)
     al_put_u32 (w, AL_F_AS_INIT, 1);
+  for (uint32_t i = 0; i < r->n_masks; i++)
+    al_put_str (w, AL_F_MASK, r->masks[i]);
   return al_finish (w) > 0;
 }
 
@@ -81,8 +100,9 @@ handle_report (const struct al_report *rep, const struct local_run *r)
     {
     case AL_EV_STARTED:
       if (r->verbose)
-        fprintf (stderr, "airlock: sandbox started, pid %u, limits: %s\n",
-                 rep->pid, limits_names[rep->limits]);
+        fprintf (stderr, "airlock: sandbox started, pid %u, helper: %s, "
+                 "limits: %s\n", rep->pid, local_privilege_name (rep->privilege),
+                 local_limits_name (rep->limits));
       return -1;
     case AL_EV_SETUP_FAILED:
       fprintf (stderr, "airlock: sandbox setup failed (%s): %s%s%s\n",

@@ -24,8 +24,18 @@ struct local_run {
   uint64_t memory_max; /* 0: helper.conf's default */
   uint32_t pids_max;   /* 0: helper.conf's default */
   bool as_init;        /* the command is the sandbox's pid 1 (a supervisor) */
+  const char *masks[AL_MAX_MASKS]; /* sandbox paths hidden after the binds
+                                      (airlock's own directories) */
+  uint32_t n_masks;
   bool verbose;        /* say on stderr which limits applied */
 };
+
+/* What the helper's STARTED report says, as words for results and -v:
+ * its privilege mode (enum al_privilege: "unprivileged", "setuid",
+ * "file-capabilities", "root") and how pids and memory are bounded (enum
+ * al_limits).  "unknown" for a value outside the enums. */
+const char *local_privilege_name (uint32_t privilege);
+const char *local_limits_name (uint32_t limits);
 
 /* Exit codes beyond the command's own. */
 #define AIRLOCK_EXIT_TIMEOUT 124

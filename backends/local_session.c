@@ -37,6 +37,7 @@ struct backend_session {
   int helper_fd;     /* reports of the helper */
   int sup_fd;        /* the supervisor */
   uint32_t sandbox_pid;
+  uint32_t privilege, limits; /* of the helper's STARTED report */
   bool lost;
   char lost_why[256];
   struct local_session_options opts;
@@ -77,6 +78,8 @@ await_start (struct backend_session *s, char **err)
       if (rep->event == AL_EV_STARTED)
         {
           s->sandbox_pid = rep->pid;
+          s->privilege = rep->privilege;
+          s->limits = rep->limits;
           return 0;
         }
       if (rep->event == AL_EV_SETUP_FAILED)
@@ -271,6 +274,14 @@ local_close (struct backend_session *s)
     ;
   close (s->helper_fd);
   free (s);
+}
+
+void
+local_session_started (struct backend_session *s, uint32_t *privilege,
+                       uint32_t *limits)
+{
+  *privilege = s->privilege;
+  *limits = s->limits;
 }
 
 static const struct backend_ops local_ops = {

@@ -18,4 +18,10 @@ struct backend_session *local_session_open (const struct local_session_options *
                                             char **err);
 const struct backend_ops *local_session_ops (void);
 
+/* What the helper reported when it started the session's sandbox: its
+ * privilege mode (enum al_privilege) and how pids and memory are bounded
+ * (enum al_limits); local.h's local_*_name() put them in words. */
+void local_session_started (struct backend_session *s, uint32_t *privilege,
+                            uint32_t *limits);
+
 #endif

@@ -13,8 +13,10 @@
 
 #include "approval.h"
 #include "audit_log.h"
+#include "protected_paths.h"
 #include "installed_file.h"
 #include "runtime_dir.h"
+#include "xalloc.h"
 #include "xprintf.h"
 
 struct file_stamp
@@ -281,68 +283,94 @@ approval_remember (struct approval *a, const struct gate_decision *d,
   return rc < 0 ? -1 : load_allowlist (a, err);
 }
 
-/* Absolute and without symlinks as far as the path exists, lexically
- * beyond: a directory that does not exist yet is still protected. */
-static char *
-resolve (const char *path)
+/* Resolve path one component at a time, as the kernel would, noting where
+ * each symlink on the way is; past a missing component, lexically (that
+ * is where it would be created). */
+static void
+find_protected (struct protected_dir *d, const char *what, const char *path)
 {
-  char *r = realpath (path, NULL);
-  if (r)
-    return r;
-  char *copy = strdup (path);
-  char *slash = copy ? strrchr (copy, '/') : NULL;
-  if (!slash || slash == copy)
-    return copy;
-  *slash = '\0';
-  char *parent = resolve (copy);
-  char *out = parent ? xprintf ("%s/%s", strcmp (parent, "/") ? parent : "",
-                             slash + 1)
-                     : NULL;
-  free (parent);
-  free (copy);
-  return out;
+  *d = (struct protected_dir){ .what = what };
+  char *cwd = path[0] == '/' ? NULL : getcwd (NULL, 0);
+  char *spelled = xasprintf ("%s/%s", cwd ? cwd : "", path);
+  free (cwd);
+  char *real = xstrdup ("");
+  bool missing = false;
+  char *save = NULL;
+  for (char *c = strtok_r (spelled, "/", &save); c; c = strtok_r (NULL, "/", &save))
+    {
+      if (!strcmp (c, "."))
+        continue;
+      if (!strcmp (c, ".."))
+        {
+          *(strrchr (real, '/') ? strrchr (real, '/') : real) = '\0';
+          continue;
+        }
+      char *next = xasprintf ("%s/%s", real, c);
+      free (real);
+      real = next;
+      struct stat st;
+      if (missing || lstat (real, &st) < 0)
+        missing = true;
+      else if (S_ISLNK (st.st_mode))
+        {
+          d->links = xreallocarray (d->links, d->n_links + 1, sizeof *d->links);
+          d->links[d->n_links++] = xstrdup (real);
+          char *target = realpath (real, NULL);
+          if (target)
+            {
+              free (real);
+              real = target;
+            }
+          else
+            missing = true; /* dangling: where it is stands for it */
+        }
+    }
+  free (spelled);
+  struct stat st;
+  d->exists = !missing && stat (real, &st) == 0 && S_ISDIR (st.st_mode);
+  d->path = *real ? real : (free (real), xstrdup ("/"));
 }
 
-/* inner is outer or lies under it. */
-static bool
-contains (const char *outer, const char *inner)
+void
+approval_protected_dirs (struct protected_dirs *p)
 {
-  size_t n = strlen (outer);
-  if (n == 1 && outer[0] == '/')
-    return true;
-  return !strncmp (outer, inner, n) && (inner[n] == '\0' || inner[n] == '/');
-}
-
-int
-approval_check_exposed (const char *host_path, char **err)
-{
-  char rt[PATH_MAX];
-  char *rterr = NULL;
-  char *serr = NULL;
-  char *dirs[3] = { config_dir (), state_dir (&serr), NULL };
-  free (serr); /* no state directory: nothing of it to expose */
-  if (runtime_dir (rt, sizeof rt, &rterr) == 0)
-    dirs[2] = strdup (rt);
+  *p = (struct protected_dirs){ 0 };
+  char *serr = NULL, *rterr = NULL;
+  char rt[PATH_MAX] = "";
+  char *dirs[PROTECTED_MAX] = { config_dir (), state_dir (&serr), NULL };
+  /* A runtime directory that is not safely ours is not our daemon's; it
+   * is still hidden where it would be. */
+  runtime_dir (rt, sizeof rt, &rterr);
+  if (rt[0])
+    dirs[2] = xstrdup (rt);
+  free (serr);
   free (rterr);
   static const char *const what[] = { "configuration", "state (audit log)",
-                                      "daemon socket" };
-  char *host = resolve (host_path);
-  int rc = 0;
-  for (int i = 0; i < 3 && rc == 0; i++)
+                                      "runtime (daemon socket)" };
+  for (size_t i = 0; i < PROTECTED_MAX; i++)
     {
-      char *d = dirs[i] ? resolve (dirs[i]) : NULL;
-      if (d && host && contains (host, d))
-        {
-          *err = xprintf ("%s would expose airlock's %s directory %s to the "
-                       "sandbox, where a command could read or change it; "
-                       "use a directory that does not contain it",
-                       host_path, what[i], d);
-          rc = -1;
-        }
-      free (d);
+      if (!dirs[i])
+        continue;
+      /* Made now if missing, so that no sandbox shown the parent can make
+       * one, e.g. a config.json where there was none.  When that fails
+       * (not ours to create), find_protected says it is missing. */
+      char *ignored = NULL;
+      audit_log_make_dirs (dirs[i], &ignored);
+      free (ignored);
+      find_protected (&p->d[p->n++], what[i], dirs[i]);
+      free (dirs[i]);
     }
-  for (int i = 0; i < 3; i++)
-    free (dirs[i]);
-  free (host);
-  return rc;
+}
+
+void
+approval_protected_free (struct protected_dirs *p)
+{
+  for (size_t i = 0; i < p->n; i++)
+    {
+      free (p->d[i].path);
+      for (size_t k = 0; k < p->d[i].n_links; k++)
+        free (p->d[i].links[k]);
+      free (p->d[i].links);
+    }
+  *p = (struct protected_dirs){ 0 };
 }

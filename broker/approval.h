@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "gate.h"
+#include "protected_paths.h"
 
 #ifndef AIRLOCK_DEFAULT_RULES
 #define AIRLOCK_DEFAULT_RULES "/usr/local/share/airlock/default.rules"
@@ -53,10 +54,13 @@ int approval_record (struct approval *a, const char *session,
 int approval_remember (struct approval *a, const struct gate_decision *d,
                        char **err);
 
-/* A host path about to become visible in a sandbox: refused when it is
- * airlock's own configuration, state or runtime directory, or contains
- * one of them (a sandboxed command could then read or rewrite the
- * policy, or reach the daemon's socket and approve itself). */
-int approval_check_exposed (const char *host_path, char **err);
+/* airlock's own configuration, state and runtime directories, which no
+ * sandbox may see (policy/protected_paths.h: a sandboxed command could
+ * read or rewrite the policy, or reach the daemon's socket and approve
+ * itself).  Each is created (0700) when missing, so that a sandbox shown
+ * its parent cannot create it, then found as it is now.  Free with
+ * approval_protected_free. */
+void approval_protected_dirs (struct protected_dirs *p);
+void approval_protected_free (struct protected_dirs *p);
 
 #endif

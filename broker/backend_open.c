@@ -33,15 +33,6 @@ free_bind (struct al_bind *b)
   free ((char *) b->dst);
 }
 
-static void
-check_bind_source (const char *spec, char **err)
-{
-  char *src = strndup (spec, strcspn (spec, ":"));
-  if (src)
-    approval_check_exposed (src, err);
-  free (src);
-}
-
 /* The local sandbox: the helper with the supervisor as pid 1, the
  * workdir bound read-write. */
 static int
@@ -87,18 +78,16 @@ open_local (const struct backend_open_request *rq, struct backend_opened *out,
   char *e = NULL;
   const char *const *rw = config_list (cfg, "local.binds");
   const char *const *ro = config_list (cfg, "local.ro_binds");
-  /* airlock's own files stay out of the sandbox. */
-  approval_check_exposed (rq->workdir, &e);
-  for (const char *const *b = rw; !e && b && *b; b++)
-    check_bind_source (*b, &e);
-  for (const char *const *b = ro; !e && b && *b; b++)
-    check_bind_source (*b, &e);
   for (; !e && rw && *rw; rw++)
     e = add_bind (o.run.binds_rw, &o.run.n_binds_rw, *rw);
   for (; !e && ro && *ro; ro++)
     e = add_bind (o.run.binds_ro, &o.run.n_binds_ro, *ro);
+  /* What the sandbox may show; airlock's own directories masked. */
+  if (!e)
+    e = sandbox_view_check (&o.run);
   if (!e)
     out->bs = local_session_open (&o, &e);
+  sandbox_view_free (&o.run);
   free (rootfs);
   for (uint32_t i = 0; i < o.run.n_binds_rw; i++)
     free_bind (&o.run.binds_rw[i]);
@@ -207,12 +196,11 @@ open_docker (const struct backend_open_request *rq, struct backend_opened *out,
     }
   snprintf (tmpfs_size, sizeof tmpfs_size, "%llu", (unsigned long long) tmpfs);
   o.tmpfs_size = tmpfs_size;
-  /* airlock's own files stay out of the container, as out of any sandbox. */
-  if (o.mount_workdir && approval_check_exposed (rq->workdir, err) < 0)
-    return -1;
-  for (const char *const *v = o.volumes; v && *v; v++)
-    if (*v[0] == '/' && (check_bind_source (*v, err), *err))
-      return -1;
+  /* airlock's own files stay out of the container, as out of any sandbox:
+   * masked where a mount shows them (docker_container.c). */
+  struct protected_dirs protected;
+  approval_protected_dirs (&protected);
+  o.protected = &protected;
   /* The container's environment: docker.env, then the forwarded names
    * from the daemon's own environment (the caller's, when it started it). */
   const char *const *env = config_list (cfg, "docker.env");
@@ -227,6 +215,7 @@ open_docker (const struct backend_open_request *rq, struct backend_opened *out,
   if (!sock)
     {
       free (all);
+      approval_protected_free (&protected);
       if (!*err)
         *err = strdup ("out of memory");
       return -1;
@@ -241,6 +230,7 @@ open_docker (const struct backend_open_request *rq, struct backend_opened *out,
   o.env = (const char *const *) all;
   docker_used = true;
   out->bs = docker_session_open (&o, &out->cwd, err);
+  approval_protected_free (&protected);
   for (size_t i = 0; i < n; i++)
     free (all[i]);
   free (all);

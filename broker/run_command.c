@@ -115,19 +115,13 @@ command_line (char *const *argv)
  * A fresh sandbox of the host's system directories with a read-write
  * workdir reaches the host: the full gate. */
 static int
-run_gate (char *const *argv, const struct local_run *r)
+run_gate (char *const *argv)
 {
   char *err = NULL;
   struct airlock_config *cfg = config_load (&err);
   struct approval *a = cfg ? approval_open (cfg, &err) : NULL;
-  if (!a || approval_check_exposed (r->workdir, &err) < 0)
+  if (!a)
     goto fail;
-  for (uint32_t i = 0; i < r->n_binds_rw; i++)
-    if (approval_check_exposed (r->binds_rw[i].src, &err) < 0)
-      goto fail;
-  for (uint32_t i = 0; i < r->n_binds_ro; i++)
-    if (approval_check_exposed (r->binds_ro[i].src, &err) < 0)
-      goto fail;
 
   char *command = command_line (argv);
   enum gate_mode mode = approval_default_mode (cfg, approval_tty_available ());
@@ -290,10 +284,20 @@ run_command (int argc, char **argv)
   env[nenv] = NULL;
   r.envp = env;
   r.argv = (const char **) argv + optind;
-  if ((rc = run_gate (argv + optind, &r)))
+  /* What the sandbox may show, and airlock's own directories masked. */
+  char *why = sandbox_view_check (&r);
+  if (why)
+    {
+      fprintf (stderr, "airlock run: %s\n", why);
+      free (why);
+      return AIRLOCK_EXIT_SETUP;
+    }
+  if ((rc = run_gate (argv + optind)))
     return rc;
   r.helper = getenv ("AIRLOCK_HELPER");
   if (!r.helper || !*r.helper)
     r.helper = HELPER_PATH;
-  return local_run (&r);
+  rc = local_run (&r);
+  sandbox_view_free (&r);
+  return rc;
 }

@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "approval.h"
+#include "protected_paths.h"
+#include "xprintf.h"
+
 bool
 parse_number (const char *s, uint64_t *out, bool sizes)
 {
@@ -65,4 +69,86 @@ add_bind (struct al_bind *binds, uint32_t *n, const char *spec)
   free (copy);
   (*n)++;
   return NULL;
+}
+
+/* Why dst may not be a mount point of the sandbox, or NULL. */
+static const char *
+destination_refused (const char *dst, bool host_system)
+{
+  if (!strcmp (dst, "/"))
+    return "it would replace the sandbox's whole root";
+  if (protected_path_contains ("/proc", dst) || protected_path_contains ("/dev", dst))
+    return "it would cover the sandbox's own /proc or /dev";
+  if (!host_system)
+    return NULL; /* --rootfs: the rest of / is the caller's own image */
+  if (protected_path_contains ("/etc", dst))
+    return "it would cover the host's /etc, whose secrets and /etc/airlock "
+           "are masked (a sandbox that needs its own /etc can use --rootfs)";
+  static const char *const system[] = { "/usr", "/bin", "/sbin", "/lib",
+                                        "/lib32", "/lib64", "/libx32", NULL };
+  for (const char *const *d = system; *d; d++)
+    if (!strcmp (dst, *d))
+      return "it would replace one of the host's system directories";
+  return NULL;
+}
+
+static int
+add_mask (void *ctx, const char *sandbox_path, const char *host_path, char **err)
+{
+  (void) host_path;
+  struct local_run *r = ctx;
+  for (uint32_t i = 0; i < r->n_masks; i++)
+    if (!strcmp (r->masks[i], sandbox_path))
+      return 0;
+  if (r->n_masks >= AL_MAX_MASKS)
+    {
+      *err = xprintf ("more than %d places in the sandbox show airlock's own "
+                      "directories; use fewer binds that contain them",
+                      AL_MAX_MASKS);
+      return -1;
+    }
+  if (!(r->masks[r->n_masks] = strdup (sandbox_path)))
+    return -1;
+  r->n_masks++;
+  return 0;
+}
+
+char *
+sandbox_view_check (struct local_run *r)
+{
+  bool host_system = r->rootfs == NULL;
+  const char *why = destination_refused (r->workdir, host_system);
+  if (why)
+    return xprintf ("--workdir %s: %s", r->workdir, why);
+  for (int rw = 0; rw < 2; rw++)
+    for (uint32_t i = 0; i < (rw ? r->n_binds_rw : r->n_binds_ro); i++)
+      {
+        const struct al_bind *b = rw ? &r->binds_rw[i] : &r->binds_ro[i];
+        if ((why = destination_refused (b->dst, host_system)))
+          return xprintf ("bind %s:%s: %s", b->src, b->dst, why);
+      }
+  struct protected_dirs p;
+  approval_protected_dirs (&p);
+  char *err = NULL;
+  int rc = protected_check_source (&p, r->workdir, r->workdir, true, add_mask, r, &err);
+  for (int rw = 0; rc == 0 && rw < 2; rw++)
+    for (uint32_t i = 0; rc == 0 && i < (rw ? r->n_binds_rw : r->n_binds_ro); i++)
+      {
+        const struct al_bind *b = rw ? &r->binds_rw[i] : &r->binds_ro[i];
+        rc = protected_check_source (&p, b->src, b->dst, rw, add_mask, r, &err);
+      }
+  if (rc == 0 && r->rootfs)
+    rc = protected_check_source (&p, r->rootfs, "/", false, add_mask, r, &err);
+  approval_protected_free (&p);
+  if (rc < 0)
+    sandbox_view_free (r);
+  return rc < 0 ? (err ? err : strdup ("out of memory")) : NULL;
+}
+
+void
+sandbox_view_free (struct local_run *r)
+{
+  for (uint32_t i = 0; i < r->n_masks; i++)
+    free ((char *) r->masks[i]);
+  r->n_masks = 0;
 }

@@ -212,9 +212,8 @@ audit_entry_to_json (const struct audit_entry *e, char **err)
 
 /* ---- the directory ---- */
 
-/* mkdir -p, each new directory 0700. */
-static int
-make_dirs (const char *dir, char **err)
+int
+audit_log_make_dirs (const char *dir, char **err)
 {
   char *p = strdup (dir);
   if (!p)
@@ -375,7 +374,7 @@ audit_log_open (const char *state_dir, size_t max_bytes, unsigned keep,
             keep, AUDIT_LOG_MAX_KEEP);
       return NULL;
     }
-  if (make_dirs (state_dir, err) < 0)
+  if (audit_log_make_dirs (state_dir, err) < 0)
     return NULL;
 
   struct audit_log *l = calloc (1, sizeof *l);

@@ -95,4 +95,8 @@ char *audit_entry_to_json (const struct audit_entry *e, char **err);
 char *audit_log_state_dir (const char *xdg_state_home, const char *home,
                            char **err);
 
+/* mkdir -p dir, each new directory 0700 (the state directory and the
+   broker's other private directories).  0, or -1 and *err. */
+int audit_log_make_dirs (const char *dir, char **err);
+
 #endif

@@ -258,19 +258,40 @@ sys.exit(0 if any(eval(sys.argv[2], {}, {"r": r}) for r in recs) else 1)' "$AUDI
   [[ "$output" == *"policy.rules:4"* ]]
 }
 
-@test "airlock's own files never enter a sandbox" {
-  run al run --workdir "$PHOME" -- true
-  [ "$status" -eq 125 ]
-  [[ "$output" == *"configuration directory"* ]]
-  mkdir -p "$PHOME/.config/airlock"; chown -R "$TEST_USER" "$PHOME/.config"
-  run al run --workdir "$PWORK" --ro-bind "$PHOME/.config" -- true
-  [ "$status" -eq 125 ]
-  run al run --workdir "$RUNDIR" -- true
-  [ "$status" -eq 125 ]
-  [[ "$output" == *"daemon socket"* ]]
-  run al session open s --workdir "$PHOME"
+@test "airlock's own files are masked in a sandbox that would show them" {
+  PMODE=approve setup
+  user_config '{"policy": {"deny": ["rm -rf *"]}}'
+  echo 'secret-rule' > "$PHOME/.config/airlock/allowlist"; chown "$TEST_USER" "$PHOME/.config/airlock/allowlist"
+  al run --workdir "$PWORK" -- true   # the audit log and its directory exist
+  [ -s "$AUDIT" ]
+  # The home as workdir: config and state empty, read-only, the rest there.
+  run al run --workdir "$PHOME" -- sh -c 'ls -A .config/airlock .local/state/airlock; cat .config/airlock/allowlist; touch .config/airlock/x .local/state/airlock/audit.log'
   [ "$status" -ne 0 ]
-  [[ "$output" == *"configuration directory"* ]]
+  [[ "$output" != *secret-rule* ]]
+  [[ "$output" != *'"decision"'* ]]
+  [[ "$output" == *"Read-only file system"* ]]
+  [ ! -e "$PHOME/.config/airlock/x" ]
+  # The runtime dir (the daemon's socket) under a workdir, and via a bind.
+  run al run --workdir "$RUNDIR" -- ls -A "$RUNDIR/airlock"
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
+  run al run --workdir "$PWORK" --ro-bind "$RUNDIR:/r" -- ls -A /r/airlock
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
+  # A session in the home: masked too; its commands still run.
+  run al session open s --workdir "$PHOME"
+  [ "$status" -eq 0 ]
+  run al exec s -- 'ls -A .config/airlock | wc -l; echo ok > made && cat made'
+  [ "$status" -eq 0 ]
+  [ "$output" = "0
+ok" ]
+  # Inside one of them: nothing to mask, refused, naming it.
+  run al run --workdir "$PHOME/.config/airlock" -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"lies inside airlock's configuration directory $PHOME/.config/airlock"* ]]
+  run al run --workdir "$PWORK" --ro-bind "$PHOME/.local/state/airlock:/s" -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"lies inside airlock's state (audit log) directory"* ]]
 }
 
 @test "the administrator's /etc/airlock is masked in a local sandbox" {
