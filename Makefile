@@ -1,6 +1,9 @@
 # airlock: build, install, test.  See README.md.
 
 VERSION    := $(strip $(file < VERSION))
+ifeq ($(VERSION),)
+  $(error VERSION, the one place the version is kept, is missing or empty)
+endif
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 LIBEXECDIR ?= $(PREFIX)/libexec
