@@ -27,19 +27,11 @@
 #include <unistd.h>
 
 #include "docker_risk.h"
+#include "fnv1a.h"
 #include "protected_paths.h"
 #include "xprintf.h"
 
 #define SUPERVISOR_MAX (64 << 20)
-
-static uint64_t
-fnv1a (uint64_t h, const void *data, size_t n)
-{
-  const uint8_t *p = data;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ p[i]) * 0x100000001b3ULL;
-  return h;
-}
 
 /* ---- the supervisor, as a one-file tar archive ---- */
 
@@ -417,7 +409,7 @@ string_array (const char *const *items)
 static char *
 container_name (const struct docker_session_options *o)
 {
-  uint64_t h = fnv1a (0xcbf29ce484222325ULL, o->owner_id, strlen (o->owner_id));
+  uint64_t h = fnv1a64 (FNV1A64_INIT, o->owner_id, strlen (o->owner_id));
   return xprintf ("airlock-%u-%08llx-%s", (unsigned) getuid (),
                   (unsigned long long) (h & 0xffffffffULL), o->session);
 }
@@ -489,8 +481,8 @@ docker_container_plan (struct docker_container *c,
       *err = xprintf ("out of memory");
       return -1;
     }
-  uint64_t h = fnv1a (0xcbf29ce484222325ULL, text, strlen (text));
-  h = fnv1a (h, c->tar, c->tar_len);
+  uint64_t h = fnv1a64 (FNV1A64_INIT, text, strlen (text));
+  h = fnv1a64 (h, c->tar, c->tar_len);
   free (text);
   char hash[20];
   snprintf (hash, sizeof hash, "%016llx", (unsigned long long) h);

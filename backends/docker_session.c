@@ -35,6 +35,7 @@
 
 #include "docker_container.h"
 #include "exec_leader.h"
+#include "posture.h"
 #include "xprintf.h"
 
 #define READ_CHUNK (128 << 10)
@@ -686,6 +687,69 @@ docker_reach (struct backend_session *s, struct backend_reach *r)
   r->isolated = true;
 }
 
+static bool
+has_opt (const cJSON *list, const char *a, const char *b)
+{
+  const cJSON *o;
+  cJSON_ArrayForEach (o, list)
+    if (cJSON_IsString (o) && (!strcmp (o->valuestring, a) || (b && !strcmp (o->valuestring, b))))
+      return true;
+  return false;
+}
+
+static bool
+mode_is (const cJSON *hc, const char *key, const char *value)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (hc, key);
+  return cJSON_IsString (v) && !strcmp (v->valuestring, value);
+}
+
+/* What the engine says it set up (the container's HostConfig), then
+ * checked on its first process where this host's /proc shows it. */
+static int
+docker_posture (struct backend_session *s, struct backend_posture *p, char **err)
+{
+  char *path = xprintf ("/containers/%s/json", s->c.id);
+  struct docker_response r;
+  int rc = path ? docker_call (s->c.eng, "GET", path, NULL, &r, err) : -1;
+  free (path);
+  if (rc < 0)
+    return -1;
+  const cJSON *hc = cJSON_GetObjectItemCaseSensitive (r.json, "HostConfig");
+  const cJSON *sec = cJSON_GetObjectItemCaseSensitive (hc, "SecurityOpt");
+  const cJSON *caps = cJSON_GetObjectItemCaseSensitive (hc, "CapAdd");
+  bool privileged = cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (hc, "Privileged"));
+  size_t n = 0;
+  p->namespaces[n++] = "mount";
+  if (!mode_is (hc, "PidMode", "host"))
+    p->namespaces[n++] = "pid";
+  if (!mode_is (hc, "IpcMode", "host"))
+    p->namespaces[n++] = "ipc";
+  if (!mode_is (hc, "UTSMode", "host"))
+    p->namespaces[n++] = "uts";
+  if (!mode_is (hc, "NetworkMode", "host"))
+    p->namespaces[n++] = "net";
+  if (mode_is (hc, "CgroupnsMode", "private"))
+    p->namespaces[n++] = "cgroup";
+  p->namespaces[n] = NULL;
+  p->isolation = "container";
+  p->seccomp = !privileged && !has_opt (sec, "seccomp=unconfined", "seccomp:unconfined");
+  p->no_new_privs = has_opt (sec, "no-new-privileges", "no-new-privileges:true");
+  p->capabilities = privileged || cJSON_GetArraySize (caps) ? -1 : 0;
+  p->network = mode_is (hc, "NetworkMode", "none") ? "none"
+               : mode_is (hc, "NetworkMode", "host") ? "host" : "bridge";
+  p->privilege = "docker-engine";
+  const cJSON *pid = cJSON_GetObjectItemCaseSensitive (
+      cJSON_GetObjectItemCaseSensitive (r.json, "State"), "Pid");
+  rc = r.status == 200 ? 0 : -1;
+  if (rc < 0)
+    *err = xprintf ("cannot inspect container %s (HTTP %ld)", s->c.name, (long) r.status);
+  else if (cJSON_IsNumber (pid) && pid->valueint > 0)
+    rc = posture_verify ((pid_t) pid->valueint, p, err);
+  docker_response_free (&r);
+  return rc;
+}
+
 static void
 docker_close (struct backend_session *s)
 {
@@ -715,6 +779,7 @@ static const struct backend_ops docker_ops = {
   .next_event = docker_next_event,
   .health = docker_health,
   .reach = docker_reach,
+  .posture = docker_posture,
   .close = docker_close,
 };
 

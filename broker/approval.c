@@ -197,15 +197,18 @@ approval_default_mode (const struct airlock_config *cfg, bool have_terminal)
 }
 
 void
-approval_decide (struct approval *a, enum gate_mode mode, bool host_access,
+approval_decide (struct approval *a, const struct airlock_config *cfg,
+                 enum gate_mode mode, bool host_access,
                  const struct id_set *session, const char *command,
                  const char *input, struct gate_decision *d)
 {
+  if (!cfg)
+    cfg = a->cfg;
   struct gate_context ctx = {
     .mode = mode,
     .host_access = host_access,
-    .bypass = config_bool (a->cfg, "policy.bypass"),
-    .user_deny = config_list (a->cfg, "policy.deny"),
+    .bypass = config_bool (cfg, "policy.bypass"),
+    .user_deny = config_list (cfg, "policy.deny"),
     .home = a->home,
     .always = &a->always,
     .session = session,

@@ -36,9 +36,11 @@ enum gate_mode approval_default_mode (const struct airlock_config *cfg,
                                       bool have_terminal);
 
 /* Decide for one command: fills the context from the configuration
- * (deny globs, bypass, home, the permanent allowlist) and the caller's
+ * (deny globs and bypass of cfg, a session's snapshot; NULL: the one
+ * approval_open had), home, the permanent allowlist, and the caller's
  * mode, risk and session approvals. */
-void approval_decide (struct approval *a, enum gate_mode mode,
+void approval_decide (struct approval *a, const struct airlock_config *cfg,
+                      enum gate_mode mode,
                       bool host_access, const struct id_set *session,
                       const char *command, const char *input,
                       struct gate_decision *d);

@@ -71,6 +71,21 @@ ok_size (char *s)
   return v > 0 && (!shift || v <= (UINT64_MAX >> shift));
 }
 
+/* A memory limit: a size of at least MEMORY_MIN; less cannot run the
+ * session's shell, so it is a mistake, never a limit. */
+static bool
+ok_memory (char *s)
+{
+  if (!ok_size (s))
+    return false;
+  uint64_t v = strtoull (s, NULL, 10);
+  static const char units[] = "KMGT";
+  const char *u = strchr (units, s[strspn (s, "0123456789")]);
+  if (u && *u)
+    v <<= 10 * (int) (u - units + 1);
+  return v >= MEMORY_MIN;
+}
+
 /* Digits with an optional fraction, above zero: docker's --cpus. */
 static bool
 ok_cpus (char *s)
@@ -170,6 +185,8 @@ ok_argv_word (char *s)
 
 static const struct check SIZE
     = { ok_size, "a size like 512M or 2G", "size" };
+static const struct check MEMORY
+    = { ok_memory, "a size of at least 16M, like 512M or 2G", "size, 16M or more" };
 static const struct check CPUS
     = { ok_cpus, "a number of CPUs like 0.5 or 2", "decimal number" };
 static const struct check ABS_PATH
@@ -279,7 +296,7 @@ static const struct cfg_key keys[] = {
     .doc = "loopback: the sandbox's own network namespace with only `lo`; "
            "none: no network at all; host: the host's network, only where "
            "helper.conf allows it." },
-  { .key = "local.memory", .type = T_STRING, .check = &SIZE,
+  { .key = "local.memory", .type = T_STRING, .check = &MEMORY,
     .doc = "Memory limit (K, M, G, T: powers of 1024); unset: helper.conf's "
            "default." },
   { .key = "local.pids", .type = T_INT, .idef = 0, .min = 0, .max = 1000000,
@@ -301,7 +318,7 @@ static const struct cfg_key keys[] = {
   { .key = "docker.network", .type = T_BOOL, .bdef = false,
     .doc = "Whether the container has a network (docker's default bridge); "
            "false: network mode `none`, only `lo`." },
-  { .key = "docker.memory", .type = T_STRING, .check = &SIZE,
+  { .key = "docker.memory", .type = T_STRING, .check = &MEMORY,
     .doc = "Memory limit (K, M, G, T: powers of 1024); unset: none." },
   { .key = "docker.cpus", .type = T_STRING, .check = &CPUS,
     .doc = "CPU limit, as a string (\"1.5\"); unset: none." },

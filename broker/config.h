@@ -35,6 +35,9 @@
 
 struct airlock_config;
 
+/* The smallest memory limit a sandbox may be given (bytes). */
+#define MEMORY_MIN (16ULL << 20)
+
 /* Load and validate; NULL with *err (malloc'd message) on any error.  The
  * message names the file or environment variable and the key, e.g.
  * "/home/u/.config/airlock/config.json: docker.pids_limit: expected an

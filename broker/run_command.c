@@ -126,7 +126,7 @@ run_gate (char *const *argv)
   char *command = command_line (argv);
   enum gate_mode mode = approval_default_mode (cfg, approval_tty_available ());
   struct gate_decision d;
-  approval_decide (a, mode, true, NULL, command, NULL, &d);
+  approval_decide (a, NULL, mode, true, NULL, command, NULL, &d);
   const char *by = d.decided_by;
   if (d.verdict == GATE_ASK && mode == GATE_MODE_INTERACTIVE)
     {
