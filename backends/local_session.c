@@ -22,6 +22,7 @@
 
 #include "local.h"
 #include "supervisor_protocol.h"
+#include "posture.h"
 #include "xprintf.h"
 
 #ifndef SUPERVISOR_PATH
@@ -284,6 +285,30 @@ local_session_started (struct backend_session *s, uint32_t *privilege,
   *limits = s->limits;
 }
 
+/* What the helper set up (its contract: airlock-helper(8)), checked on
+ * the supervisor, the sandbox's pid 1. */
+static int
+local_posture (struct backend_session *s, struct backend_posture *p, char **err)
+{
+  size_t n = 0;
+  static const char *const always[] = { "user", "mount", "pid", "ipc", "uts" };
+  for (size_t i = 0; i < 5; i++)
+    p->namespaces[n++] = always[i];
+  if (s->opts.run.network != AL_NET_HOST)
+    p->namespaces[n++] = "net";
+  p->namespaces[n++] = "cgroup";
+  p->namespaces[n] = NULL;
+  p->isolation = "namespaces";
+  p->seccomp = true;
+  p->no_new_privs = true;
+  p->capabilities = 0;
+  p->network = s->opts.run.network == AL_NET_NONE   ? "none"
+               : s->opts.run.network == AL_NET_HOST ? "host"
+                                                    : "loopback";
+  p->privilege = local_privilege_name (s->privilege);
+  return posture_verify ((pid_t) s->sandbox_pid, p, err);
+}
+
 static const struct backend_ops local_ops = {
   .name = "local",
   .signal = local_signal,
@@ -293,6 +318,7 @@ static const struct backend_ops local_ops = {
   .next_event = local_next_event,
   .health = local_health,
   .reach = local_reach,
+  .posture = local_posture,
   .close = local_close,
 };
 
