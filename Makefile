@@ -74,7 +74,7 @@ NL_PKGS     := libnl-3.0 libnl-route-3.0
 
 HELPER_SRCS := $(wildcard helper/*.c)
 BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_session.c backends/supervisor_protocol.c \
-                backends/xprintf.c \
+                backends/xprintf.c backends/posture.c \
                 $(sort $(wildcard backends/docker*.c))
 POLICY_SRCS := $(sort $(wildcard policy/*.c))
 BROKER_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c \
@@ -82,6 +82,7 @@ BROKER_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c \
                broker/output_window.c broker/config.c broker/runtime_dir.c \
                broker/sandbox_options.c broker/backend_open.c broker/approval.c \
                broker/api_approval.c broker/approval_prompt.c broker/policy_command.c \
+               broker/config_command.c \
                $(BACKEND_SRCS) $(POLICY_SRCS) helper/protocol.c
 SUPERVISOR_SRCS := backends/supervisor.c backends/supervisor_protocol.c helper/protocol.c \
                    backends/exec_leader.c backends/process_tree.c backends/stdin_feed.c
