@@ -2,7 +2,8 @@
 # The whole test suite (`make check`): protocol unit tests, a fuzz smoke run
 # under ASan+UBSan, and the command-line tests run as an unprivileged user
 # against the helper in each privilege mode (unprivileged user namespaces,
-# setuid root, file capabilities), then once more with an ASan+UBSan build.
+# setuid root, file capabilities), the docker suites, the README's demo and
+# the build tests once, then once more with an ASan+UBSan build.
 # Needs root: it creates test users and installs a setuid helper into a
 # private 0755 prefix (CI's clone may sit where the test user cannot enter).
 # Ends with one line: "N passed, N failed, N skipped".
