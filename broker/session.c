@@ -59,6 +59,7 @@ struct session {
   struct session_exec *jobs;
   long long last_active;
   char **env; /* the base environment of every command */
+  char **session_env; /* set by the bootstrap, into the saved state */
   char *what; /* "the sandbox", "image X": for messages */
   char **spills; /* full outputs handed out: removed when the session ends */
   size_t nspills;
@@ -99,40 +100,50 @@ env_count (const char *const *env)
   return n;
 }
 
-/* The environment every command starts from: the defaults, then the
- * session's own env (a name given there replaces the default); the
- * snapshot then restores the session's exports over it.  AIRLOCK_* names
- * are the session's identity: the shell wrapper never saves them. */
+/* A NULL-terminated copy of env (NULL: an empty one). */
 static char **
-make_base_env (const char *name, const char *const *extra)
+copy_env (const char *const *env, size_t extra)
+{
+  size_t n = env_count (env);
+  char **out = calloc (n + extra + 1, sizeof *out);
+  for (size_t i = 0; out && i < n; i++)
+    if (!(out[i] = strdup (env[i])))
+      {
+        for (size_t k = 0; k < i; k++)
+          free (out[k]);
+        free (out);
+        return NULL;
+      }
+  return out;
+}
+
+static void
+free_env (char **env)
+{
+  for (char **e = env; e && *e; e++)
+    free (*e);
+  free (env);
+}
+
+/* The environment every command starts from; the snapshot then restores
+ * the session's exports over it (the session's own env among them: the
+ * bootstrap sets it after the login files, which would reset PATH).
+ * AIRLOCK_* names are the session's identity: never saved. */
+static char **
+make_base_env (const char *name)
 {
   static const char *const defaults[]
       = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
           "LANG=C.UTF-8", "TERM=dumb", "PAGER=cat", "GIT_PAGER=cat", NULL };
-  size_t n = 0, cap = env_count (defaults) + env_count (extra) + 2;
-  char **env = calloc (cap, sizeof *env);
+  size_t n = env_count (defaults);
+  char **env = copy_env (defaults, 1);
   if (!env)
     return NULL;
-  for (const char *const *d = defaults; *d; d++)
+  if (!(env[n] = xprintf ("AIRLOCK_SESSION=%s", name)))
     {
-      size_t len = strcspn (*d, "=") + 1;
-      bool replaced = false;
-      for (const char *const *e = extra; e && *e; e++)
-        replaced |= !strncmp (*e, *d, len);
-      if (!replaced)
-        env[n++] = strdup (*d);
+      free_env (env);
+      return NULL;
     }
-  for (const char *const *e = extra; e && *e; e++)
-    env[n++] = strdup (*e);
-  env[n++] = xprintf ("AIRLOCK_SESSION=%s", name);
-  for (size_t i = 0; i < n; i++)
-    if (!env[i])
-      {
-        for (size_t k = 0; k < n; k++)
-          free (env[k]);
-        free (env);
-        return NULL;
-      }
   return env;
 }
 
@@ -410,7 +421,8 @@ static int
 run_bootstrap (struct session *s, const char *cwd, char **err)
 {
   uint32_t job = ++s->next_job;
-  if (spawn_script (s, job, shell_bootstrap_script (s->state_dir, cwd), false, true, NULL, err) < 0)
+  if (spawn_script (s, job, shell_bootstrap_script (s->state_dir, cwd), false, true,
+                    (const char *const *) s->session_env, err) < 0)
     return -1;
   long long until = session_now_ms () + BOOTSTRAP_TIMEOUT_MS;
   char meta[META_MAX];
@@ -480,9 +492,10 @@ session_open (const char *name, const struct backend_ops *ops,
   s->lim = *limits;
   s->lim.env = NULL;
   s->lim.what = NULL;
-  s->env = make_base_env (name, limits->env);
+  s->env = make_base_env (name);
+  s->session_env = copy_env (limits->env, 0);
   s->what = strdup (limits->what ? limits->what : "the sandbox");
-  if (!s->env || !s->what)
+  if (!s->env || !s->session_env || !s->what)
     {
       *err = xprintf ("out of memory");
       session_close (s);
@@ -771,9 +784,8 @@ session_close (struct session *s)
       free (s->spills[i]);
     }
   free (s->spills);
-  for (char **e = s->env; e && *e; e++)
-    free (*e);
-  free (s->env);
+  free_env (s->env);
+  free_env (s->session_env);
   free (s->what);
   free (s->cwd);
   free (s->state_dir);

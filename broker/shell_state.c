@@ -369,6 +369,9 @@ shell_bootstrap_script (const char *state_dir, const char *initial_cwd)
           "      \"$__airlock_dir\" >&2\n"
           "    builtin exit 125\n"
           "  fi\n");
+  sb_str (&b, apply_command_env);
+  sb_str (&b, "  # The caller's env starts the session's state: it is saved.\n"
+              "  __airlock_xenv=\n");
   put_cwd_target (&b, initial_cwd, false);
   sb_str (&b, enter_cwd);
   sb_str (&b,

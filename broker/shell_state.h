@@ -36,7 +36,9 @@
    existing one that is a symlink or not ours), capture the shell's
    exports/functions/aliases into the snapshot, cd to initial_cwd and record
    it.  Run it as `bash -l -c` so that what is captured is the login
-   environment.  initial_cwd NULL or "": where the shell starts.  */
+   environment.  initial_cwd NULL or "": where the shell starts.  Variables
+   AIRLOCK_ENV_NAME=value of its environment are exported as NAME after the
+   login files ran, and saved: the session's own env.  */
 char *shell_bootstrap_script (const char *state_dir, const char *initial_cwd);
 
 /* Script for one command: restore the snapshot (silently), cd to cwd
@@ -45,7 +47,9 @@ char *shell_bootstrap_script (const char *state_dir, const char *initial_cwd);
    then, whatever happened, save exports + functions + aliases (minus
    AIRLOCK_*) and `pwd -P` atomically and exit with the command's status.
    cwd may be absolute, "~" or "~/..." (from the restored $HOME), or
-   relative to the last recorded directory.  */
+   relative to the last recorded directory.  Variables AIRLOCK_ENV_NAME=value
+   of its environment are exported as NAME over the restored state, for
+   this command only: they are left out of the save.  */
 char *shell_command_script (const char *state_dir, const char *cwd,
                             const char *command);
 

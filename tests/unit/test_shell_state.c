@@ -1110,7 +1110,7 @@ test_many_commands (void **state)
                  "%.2f ms per command (wrapper: +%.2f ms)\n",
                  bare / N, N / 2, steady / (N / 2), steady / (N / 2) - bare / N,
                  N, total / N, (total - bare) / N);
-  assert_true (total / N < 100.0);
+  /* Figures only: timing is for make bench, never a verdict here. */
   assert_no_temporaries (s);
 }
 
