@@ -360,3 +360,38 @@ container () {
   grep -q '"backend":"docker".*"decided_by":"isolated"' "$audit"
   grep -q '"backend":"docker".*"decided_by":"mode-deny"' "$audit"
 }
+
+@test "docker: a mounted workdir holding airlock's directories gets them masked, read-only and pinned" {
+  dhome="$T/docker-home-$BATS_TEST_NUMBER"
+  rm -rf "$dhome"
+  mkdir -p "$dhome/.config/airlock" "$dhome/proj"
+  echo '{"policy": {"deny": ["shred *"]}}' > "$dhome/.config/airlock/config.json"
+  echo 'project data' > "$dhome/proj/notes"
+  chown -R "$TEST_USER" "$dhome"
+  chmod 0700 "$dhome"
+  base_env "HOME=$dhome" AIRLOCK_DOCKER_MOUNT_WORKDIR=true "AIRLOCK_DOCKER_USER=$(id -u "$TEST_USER")"
+  run al session open s --workdir "$dhome"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # (docker gives a tmpfs the mode of the directory below: the state
+  # dir's mask may be unreadable as well as empty)
+  run al exec s -- 'ls -A .config/airlock 2>/dev/null | wc -l; ls -A .local/state/airlock 2>/dev/null | wc -l
+    cat .config/airlock/config.json .local/state/airlock/audit.log 2>/dev/null; cat proj/notes
+    touch .config/airlock/x 2>&1; mv .config c2 2>&1; mv .local/state .local/s2 2>&1
+    echo made > proj/made && echo wrote'
+  echo "$output"
+  [ "${lines[0]}" = 0 ] && [ "${lines[1]}" = 0 ]
+  [[ "$output" != *shred* && "$output" != *decision* ]]
+  [[ "$output" == *"project data"* && "$output" == *wrote* ]]
+  [[ "$output" == *"Read-only file system"* ]]
+  [ "$(echo "$output" | grep -c 'busy')" -eq 2 ]
+  [ ! -e "$dhome/c2" ] && [ ! -e "$dhome/.local/s2" ] && [ ! -e "$dhome/.config/airlock/x" ]
+  grep -q shred "$dhome/.config/airlock/config.json"
+  # What docker was asked for: read-only tmpfs masks.
+  mounts=$($DOCKER inspect -f '{{range .Mounts}}{{.Type}} {{.Destination}} {{.RW}};{{end}}' "$(container s)")
+  echo "$mounts"
+  [[ "$mounts" == *"tmpfs $dhome/.config/airlock false;"* ]]
+  [[ "$mounts" == *"tmpfs $dhome/.local/state/airlock false;"* ]]
+  al session close s
+  rm -rf "$dhome"
+}
