@@ -16,6 +16,7 @@
  * proportional to the input.  `work` counts the steps. */
 #define _GNU_SOURCE
 #include "shell_parse.h"
+#include "inline_code.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -29,20 +30,28 @@
 #define MAX_WORDS 65536  /* words of one command */
 #define MAX_WRAPPED 64   /* wrapped commands found in one simple command */
 #define MAX_PEEL 16      /* wrappers inside wrappers */
-/* Nested scripts may add up to this many times the text's length, and
- * wrapped commands' words this many times. */
+/* Nested scripts may add up to NESTED_BASE plus this many times the
+ * length of the top-level command they are in; wrapped commands' words
+ * and brace expansions COPY_BASE plus this many times. */
 #define NESTED_BUDGET 4
 #define COPY_BUDGET 4
+#define NESTED_BASE 512
+#define COPY_BASE 512
+#define MAX_BRACE_WORDS 4096 /* words one brace expansion may make */
+#define MAX_CODE_PIECES 32   /* -e CODE options of one interpreter */
+#define MAX_VARS 256         /* literal values of variables remembered */
+#define MAX_VAR_LINES 16     /* readings of one command with them */
 
 /* ---- state ---- */
 
 struct heredoc
 {
   char *delim;
-  bool quoted;     /* the delimiter was quoted: the body is literal */
-  bool strip_tabs; /* <<- */
-  bool to_shell;   /* a shell reads it: the body is a script */
-  bool piped;      /* its command's output goes down a pipe */
+  bool quoted;      /* the delimiter was quoted: the body is literal */
+  bool strip_tabs;  /* <<- */
+  const char *reader; /* the language of whoever runs it, or NULL: data */
+  bool piped;       /* its command's output goes down a pipe */
+  char *write_to;   /* cat > F <<EOF: the file the body is written to */
 };
 
 /* One text being read: the normalized line, or a nested script. */
@@ -57,15 +66,54 @@ struct text
   size_t n_hd, cap_hd;
 };
 
+/* A file this command line writes with known content (cat > F <<EOF,
+ * echo TEXT > F), and one it runs (./F, bash F, python3 F). */
+struct written
+{
+  char *path;
+  char *content;
+  bool dynamic;
+  bool ran;
+};
+
+struct file_run
+{
+  char *path;
+  const char *lang; /* NULL: from its #! line */
+};
+
+/* A variable the command line sets to a literal value (x=/, x="rm -rf
+ * ~", export X=1; the arguments of sh -c SCRIPT as $0 $1 ... $@). */
+struct var
+{
+  char *name;
+  char *value;
+};
+
 struct parser
 {
   struct shell_parse *out;
-  size_t cap_cmds;
+  struct var *vars;
+  size_t n_vars, cap_vars;
+  size_t cap_cmds, cap_scripts;
   unsigned next_list;
   unsigned nest;
-  unsigned long long budget; /* bytes of nested scripts still allowed */
-  unsigned long long copy_budget; /* bytes of wrapped commands' words */
-  bool stop;                 /* a limit was hit or memory ran out */
+  /* The budgets of the top-level command being read (see
+   * SHELL_PARSE_WORK_PER_BYTE): it began at seg_start of the top text,
+   * or begins at the next token when seg_fresh; extra_bytes counts text
+   * judged on its own (a file that is run, a script given as input). */
+  const struct text *top;
+  size_t seg_start;
+  bool seg_fresh;
+  unsigned long long extra_bytes;
+  unsigned long long nested_spent; /* bytes of nested scripts */
+  unsigned long long copy_spent;   /* bytes of copied and expanded words */
+  unsigned long long expansions;   /* expansions read so far */
+  struct written *files;
+  size_t n_files, cap_files;
+  struct file_run *runs;
+  size_t n_runs, cap_runs;
+  bool stop; /* a limit was hit or memory ran out */
   bool nomem;
 };
 
@@ -75,6 +123,9 @@ struct word
   char *v;
   size_t len, cap;
   bool quoted;         /* a quote or an escape was used */
+  bool expands;        /* an expansion the shell performs at run time */
+  size_t *braces;      /* offsets of unquoted { , } (brace expansion) */
+  size_t n_braces, cap_braces;
   size_t plain_prefix; /* length before the first quote, escape or
                           expansion (SIZE_MAX: none) */
   size_t base;         /* just after the last literal '/' */
@@ -115,6 +166,8 @@ struct builder
   size_t slot;
   char **words;
   size_t n_words, cap_words;
+  bool *expanded;
+  size_t cap_expanded;
   size_t base0; /* words[0]'s last path component */
   struct shell_redirect *redirs;
   size_t n_redirs, cap_redirs;
@@ -143,10 +196,15 @@ struct list_state
   bool after_op;        /* right after | || && |&: a newline continues */
   /* the previous command's output goes down a pipe */
   bool pipe_pending;
+  bool piped_in; /* the next command reads a pipe (after any command) */
+  size_t pipe_slot; /* the previous simple command when pipe_pending */
   size_t pipe_hd_first, pipe_hd_end;
   /* heredoc bodies of that command, kept until the reader is known */
-  char **deferred;
+  struct deferred *deferred;
   size_t n_deferred, cap_deferred;
+  /* NAME () or function NAME: the definition's body comes next */
+  char *func_name;
+  size_t func_start;
 };
 
 struct token
@@ -164,7 +222,18 @@ struct token
   struct word w;  /* T_WORD */
 };
 
+/* Text written down a pipe, kept in case a shell or interpreter reads it. */
+struct deferred
+{
+  char *text;
+  bool dynamic;
+};
+
 static int parse_list (struct parser *P, struct text *T, struct frame *F);
+static bool record_script (struct parser *P, const char *lang,
+                           const char *text, size_t len, bool dynamic);
+static void run_script (struct parser *P, unsigned depth, const char *lang,
+                        const char *text, size_t len, bool dynamic);
 static bool builder_start (struct parser *P, struct text *T, struct frame *F,
                            struct builder *B);
 static void lex_dollar (struct parser *P, struct text *T, struct frame *F,
@@ -231,6 +300,79 @@ dup (struct parser *P, const char *s)
   return dup_n (P, s, strlen (s));
 }
 
+/* ---- budgets ---- */
+
+/* Bytes of the top-level command being read, which its budgets are
+ * proportional to. */
+static unsigned long long
+segment_bytes (const struct parser *P)
+{
+  unsigned long long n = P->extra_bytes;
+  if (!P->seg_fresh && P->top && P->top->pos > P->seg_start)
+    n += P->top->pos - P->seg_start;
+  return n;
+}
+
+static unsigned long long
+left (const struct parser *P, unsigned long long spent,
+      unsigned long long base, unsigned long long per_byte)
+{
+  unsigned long long credit = base + per_byte * segment_bytes (P);
+  return credit > spent ? credit - spent : 0;
+}
+
+static unsigned long long
+nested_left (const struct parser *P)
+{
+  return left (P, P->nested_spent, NESTED_BASE, NESTED_BUDGET);
+}
+
+/* Take n bytes of nested script (or of copies); false, and the parse
+ * truncated, when that is more than is left. */
+static bool
+spend_nested (struct parser *P, unsigned long long n)
+{
+  if (n > nested_left (P))
+    {
+      P->out->truncated = true;
+      return false;
+    }
+  P->nested_spent += n;
+  return true;
+}
+
+static bool
+spend_copy (struct parser *P, unsigned long long n)
+{
+  if (n > left (P, P->copy_spent, COPY_BASE, COPY_BUDGET))
+    {
+      P->out->truncated = true;
+      return false;
+    }
+  P->copy_spent += n;
+  return true;
+}
+
+/* A top-level command ends (; && || & newline): the next one starts
+ * with fresh budgets at its first token. */
+static void
+segment_end (struct parser *P, const struct text *T, const struct frame *F)
+{
+  if (T == P->top && F->lines_are_lists)
+    P->seg_fresh = true;
+}
+
+static void
+segment_begin (struct parser *P, const struct text *T)
+{
+  if (!P->seg_fresh || T != P->top)
+    return;
+  P->seg_fresh = false;
+  P->seg_start = T->pos;
+  P->extra_bytes = 0;
+  P->nested_spent = P->copy_spent = 0;
+}
+
 static bool
 nest_enter (struct parser *P)
 {
@@ -283,6 +425,35 @@ wspecial (struct word *w, bool quoted)
     w->plain_prefix = w->len;
   if (quoted)
     w->quoted = true;
+}
+
+/* An expansion the shell performs when it runs the command: the word's
+ * value is not known before. */
+static void
+wexpand (struct parser *P, struct word *w)
+{
+  P->expansions++;
+  if (w)
+    w->expands = true;
+}
+
+/* An unquoted { , or }: brace expansion may apply. */
+static void
+wbrace (struct parser *P, struct word *w)
+{
+  if (!w || P->nomem || !GROW (P, w->braces, w->cap_braces, w->n_braces + 1))
+    return;
+  w->braces[w->n_braces++] = w->len;
+}
+
+static void
+word_free (struct word *w)
+{
+  free (w->v);
+  free (w->braces);
+  w->v = NULL;
+  w->braces = NULL;
+  w->len = w->cap = w->n_braces = w->cap_braces = 0;
 }
 
 /* A literal character of the word (quoted or not). */
@@ -599,6 +770,7 @@ lex_backquote (struct parser *P, struct text *T, struct frame *F,
   struct word d;
   word_init (&d);
   wspecial (w, false);
+  wexpand (P, w);
   advance (P, T);
   for (;;)
     {
@@ -636,7 +808,10 @@ static void
 drop_heredocs (struct text *T, size_t base)
 {
   for (size_t i = base; i < T->n_hd; i++)
-    free (T->hd[i].delim);
+    {
+      free (T->hd[i].delim);
+      free (T->hd[i].write_to);
+    }
   if (T->n_hd > base)
     T->n_hd = base;
 }
@@ -650,6 +825,8 @@ lex_comsub (struct parser *P, struct text *T, struct frame *F,
             struct word *w, size_t start)
 {
   wspecial (w, false);
+  if (T->s[start] == '$')
+    wexpand (P, w);
   /* $(( is arithmetic, or a subshell inside a command substitution when
    * it turns out not to be: read it as the latter with '<<' meaning a
    * shift, which finds every command either reading could run. */
@@ -678,6 +855,7 @@ lex_brace (struct parser *P, struct text *T, struct frame *F,
            struct word *w, size_t start, bool in_dq)
 {
   wspecial (w, false);
+  wexpand (P, w);
   advance (P, T);
   if (!nest_enter (P))
     return;
@@ -737,7 +915,12 @@ lex_dollar (struct parser *P, struct text *T, struct frame *F,
   else
     {
       if (c != EOF && (name_byte ((unsigned char) c) || strchr ("@*#?$!-", c)))
-        wspecial (w, false);
+        {
+          wspecial (w, false);
+          /* $? $$ $! $# are numbers: they cannot add syntax */
+          if (!strchr ("?$!#", c))
+            wexpand (P, w);
+        }
       wputc (P, w, '$');
     }
 }
@@ -844,6 +1027,10 @@ lex_word (struct parser *P, struct text *T, struct frame *F, struct word *w)
           lex_backquote (P, T, F, w, false);
           break;
         default:
+          if (c == '{' || c == ',' || c == '}')
+            wbrace (P, w);
+          else if ((c == '*' || c == '?' || c == '[') && w)
+            w->expands = true; /* a glob: file names */
           wlit (P, w, (char) c);
           advance (P, T);
         }
@@ -936,6 +1123,7 @@ lex_token (struct parser *P, struct text *T, struct frame *F,
       t->kind = T_EOF;
       return;
     }
+  segment_begin (P, T);
   int c = peekc (P, T);
   switch (c)
     {
@@ -1037,9 +1225,9 @@ lex_token (struct parser *P, struct text *T, struct frame *F,
 static void
 token_free (struct token *t)
 {
-  free (t->w.v);
+  word_free (&t->w);
   free (t->fd);
-  t->w.v = t->fd = NULL;
+  t->fd = NULL;
 }
 
 /* ---- commands ---- */
@@ -1081,22 +1269,328 @@ builder_start (struct parser *P, struct text *T, struct frame *F,
 }
 
 static void
-builder_add_word (struct parser *P, struct builder *B, struct word *w)
+builder_push (struct parser *P, struct builder *B, char *v, bool expanded,
+              size_t base)
 {
   if (B->n_words >= MAX_WORDS)
     {
       P->out->truncated = true;
+      free (v);
       return;
     }
-  if (!GROW (P, B->words, B->cap_words, B->n_words + 2))
-    return;
+  if (!GROW (P, B->words, B->cap_words, B->n_words + 2)
+      || !GROW (P, B->expanded, B->cap_expanded, B->n_words + 2))
+    {
+      free (v);
+      return;
+    }
   if (B->n_words == 0)
-    B->base0 = w->base;
-  char *v = word_take (P, w);
-  if (!v)
-    return;
+    B->base0 = base;
+  B->expanded[B->n_words] = expanded;
   B->words[B->n_words++] = v;
   B->words[B->n_words] = NULL;
+}
+
+/* ---- brace expansion ---- */
+
+/* A word being expanded: its bytes, and which of them are unquoted
+ * braces and commas. */
+struct bword
+{
+  char *s;
+  bool *act;
+  size_t len;
+};
+
+static bool
+bword_make (struct parser *P, struct bword *out, const struct bword *src,
+            size_t pre, const char *mid, const bool *mid_act, size_t mid_len,
+            size_t post)
+{
+  size_t tail = src->len - post;
+  size_t len = pre + mid_len + tail;
+  if (!spend_copy (P, len + 1))
+    {
+      P->stop = true; /* refused as too complex: no need to read on */
+      return false;
+    }
+  P->out->work += len + 1;
+  out->s = malloc (len + 1);
+  out->act = malloc (len + 1);
+  if (!out->s || !out->act)
+    {
+      free (out->s);
+      free (out->act);
+      nomem (P);
+      return false;
+    }
+  memcpy (out->s, src->s, pre);
+  memcpy (out->act, src->act, pre);
+  memcpy (out->s + pre, mid, mid_len);
+  if (mid_act)
+    memcpy (out->act + pre, mid_act, mid_len);
+  else
+    memset (out->act + pre, 0, mid_len);
+  memcpy (out->s + pre + mid_len, src->s + post, tail);
+  memcpy (out->act + pre + mid_len, src->act + post, tail);
+  out->s[len] = '\0';
+  out->len = len;
+  return true;
+}
+
+/* {x..y} or {x..y..step} of numbers or single letters: its values into
+ * vals (a NUL-separated list); false when it is none. */
+static bool
+brace_sequence (struct parser *P, const char *s, size_t len, char **vals,
+                size_t *n_vals, size_t *vals_len)
+{
+  char buf[64];
+  if (len >= sizeof buf)
+    return false;
+  memcpy (buf, s, len);
+  buf[len] = '\0';
+  char *dots = strstr (buf, "..");
+  if (!dots)
+    return false;
+  *dots = '\0';
+  char *b = dots + 2, *step_s = strstr (b, "..");
+  if (step_s)
+    {
+      *step_s = '\0';
+      step_s += 2;
+    }
+  long long step = 1;
+  char *end;
+  if (step_s)
+    {
+      step = strtoll (step_s, &end, 10);
+      if (!*step_s || *end)
+        return false;
+      if (step < 0)
+        step = -step;
+      if (step == 0)
+        step = 1;
+    }
+  bool letters = strlen (buf) == 1 && strlen (b) == 1
+                 && ((buf[0] >= 'a' && buf[0] <= 'z')
+                     || (buf[0] >= 'A' && buf[0] <= 'Z'))
+                 && ((b[0] >= 'a' && b[0] <= 'z') || (b[0] >= 'A' && b[0] <= 'Z'));
+  long long x, y;
+  if (letters)
+    {
+      x = (unsigned char) buf[0];
+      y = (unsigned char) b[0];
+    }
+  else
+    {
+      x = strtoll (buf, &end, 10);
+      if (!*buf || *end)
+        return false;
+      y = strtoll (b, &end, 10);
+      if (!*b || *end)
+        return false;
+    }
+  unsigned long long count = (unsigned long long) ((x > y ? x - y : y - x) / step) + 1;
+  if (count > MAX_BRACE_WORDS)
+    {
+      P->out->truncated = true;
+      return false;
+    }
+  struct word out;
+  word_init (&out);
+  for (unsigned long long k = 0; k < count && !P->nomem; k++)
+    {
+      long long v = x > y ? x - (long long) k * step : x + (long long) k * step;
+      char item[32];
+      int n = letters ? snprintf (item, sizeof item, "%c", (char) v)
+                      : snprintf (item, sizeof item, "%lld", v);
+      wput (P, &out, item, (size_t) n + 1); /* with its NUL */
+    }
+  *vals = out.v;
+  *n_vals = (size_t) count;
+  *vals_len = out.len;
+  return !P->nomem;
+}
+
+/* Expand the first brace expression of w that bash would expand,
+ * appending the results (each a new bword) to q; false when w has none. */
+static bool
+brace_step (struct parser *P, const struct bword *w, struct bword **q,
+            size_t *n_q, size_t *cap_q)
+{
+  /* the matching close and the comma count of each active open */
+  size_t *stack = malloc ((w->len + 1) * sizeof *stack);
+  size_t *close = malloc ((w->len + 1) * sizeof *close);
+  size_t *commas = calloc (w->len + 1, sizeof *commas);
+  bool done = false;
+  if (!stack || !close || !commas)
+    {
+      nomem (P);
+      goto out;
+    }
+  size_t depth = 0;
+  P->out->work += w->len;
+  for (size_t i = 0; i < w->len; i++)
+    {
+      close[i] = SIZE_MAX;
+      if (!w->act[i])
+        continue;
+      if (w->s[i] == '{')
+        stack[depth++] = i;
+      else if (w->s[i] == '}' && depth)
+        close[stack[--depth]] = i;
+      else if (w->s[i] == ',' && depth)
+        commas[stack[depth - 1]]++;
+    }
+  for (size_t i = 0; i < w->len && !done && !P->stop; i++)
+    {
+      if (!w->act[i] || w->s[i] != '{' || close[i] == SIZE_MAX)
+        continue;
+      size_t j = close[i];
+      if (commas[i] == 0)
+        {
+          /* {x..y}: a sequence (only literal text inside) */
+          bool plain = true;
+          for (size_t k = i + 1; k < j && plain; k++)
+            plain = !w->act[k];
+          char *vals = NULL;
+          size_t n_vals = 0, vals_len = 0;
+          if (!plain || !brace_sequence (P, w->s + i + 1, j - i - 1, &vals,
+                                         &n_vals, &vals_len))
+            {
+              free (vals);
+              continue;
+            }
+          for (size_t k = 0, off = 0; k < n_vals && !P->stop; k++)
+            {
+              size_t l = strlen (vals + off);
+              if (!GROW (P, *q, *cap_q, *n_q + 1)
+                  || !bword_make (P, &(*q)[*n_q], w, i, vals + off, NULL, l,
+                                  j + 1))
+                break;
+              (*n_q)++;
+              off += l + 1;
+            }
+          free (vals);
+          done = true;
+          break;
+        }
+      /* alternatives: the parts between active commas at this depth */
+      size_t start = i + 1, d = 0;
+      for (size_t k = i + 1; k <= j && !P->stop; k++)
+        {
+          if (k < j && w->act[k] && w->s[k] == '{')
+            d++;
+          else if (k < j && w->act[k] && w->s[k] == '}')
+            d--;
+          if (k == j || (d == 0 && w->act[k] && w->s[k] == ','))
+            {
+              if (!GROW (P, *q, *cap_q, *n_q + 1)
+                  || !bword_make (P, &(*q)[*n_q], w, i, w->s + start,
+                                  w->act + start, k - start, j + 1))
+                break;
+              (*n_q)++;
+              start = k + 1;
+            }
+        }
+      done = true;
+    }
+out:
+  free (stack);
+  free (close);
+  free (commas);
+  return done;
+}
+
+/* Brace expansion of a word with unquoted braces, as bash does it before
+ * anything else: {rm,-rf,/} is the three words rm -rf /, x{a,b} is xa xb,
+ * {1..3} is 1 2 3.  Results go to the builder in order; empty ones are
+ * dropped.  Too many words or bytes truncate the parse. */
+static void
+brace_expand (struct parser *P, struct builder *B, struct word *w)
+{
+  struct bword first = { .s = w->v, .len = w->len };
+  first.act = calloc (w->len + 1, sizeof *first.act);
+  if (!first.act)
+    {
+      nomem (P);
+      return;
+    }
+  for (size_t k = 0; k < w->n_braces; k++)
+    if (w->braces[k] < w->len)
+      first.act[w->braces[k]] = true;
+  /* a stack of words still to expand, the next one on top */
+  struct bword *todo = NULL, *next = NULL;
+  size_t n_todo = 0, cap_todo = 0, n_next = 0, cap_next = 0, made = 0;
+  struct bword cur = first;
+  bool own = false; /* cur is ours to free */
+  for (;;)
+    {
+      n_next = 0;
+      if (!P->stop && brace_step (P, &cur, &next, &n_next, &cap_next))
+        {
+          /* push in reverse, so the first alternative comes out first */
+          for (size_t k = n_next; k > 0; k--)
+            if (GROW (P, todo, cap_todo, n_todo + 1))
+              todo[n_todo++] = next[k - 1];
+            else
+              {
+                free (next[k - 1].s);
+                free (next[k - 1].act);
+              }
+        }
+      else if (!P->stop && cur.len > 0)
+        {
+          if (++made > MAX_BRACE_WORDS)
+            {
+              P->out->truncated = true;
+              P->stop = true;
+            }
+          else
+            {
+              char *v = dup_n (P, cur.s, cur.len);
+              const char *slash = v ? strrchr (v, '/') : NULL;
+              if (v)
+                builder_push (P, B, v, w->expands,
+                              slash ? (size_t) (slash - v) + 1 : 0);
+            }
+        }
+      if (own)
+        {
+          free (cur.s);
+          free (cur.act);
+        }
+      if (n_todo == 0)
+        break;
+      cur = todo[--n_todo];
+      own = true;
+    }
+  while (n_todo > 0)
+    {
+      n_todo--;
+      free (todo[n_todo].s);
+      free (todo[n_todo].act);
+    }
+  free (todo);
+  free (next);
+  free (first.act);
+}
+
+static void
+builder_add_word (struct parser *P, struct builder *B, struct word *w)
+{
+  if (w->n_braces >= 2 && w->v)
+    {
+      brace_expand (P, B, w);
+      word_free (w);
+      return;
+    }
+  size_t base = w->base;
+  bool expanded = w->expands;
+  char *v = word_take (P, w);
+  word_free (w);
+  if (v)
+    builder_push (P, B, v, expanded, base);
 }
 
 static void
@@ -1122,6 +1616,7 @@ static void
 builder_clear (struct builder *B)
 {
   free_words (B->words, B->n_words);
+  free (B->expanded);
   free_redirs (B->redirs, B->n_redirs);
   memset (B, 0, sizeof *B);
 }
@@ -1131,6 +1626,25 @@ base_name (const char *s)
 {
   const char *slash = strrchr (s, '/');
   return slash && slash[1] ? slash + 1 : s;
+}
+
+/* A command's name as the rules see it: the last path component, except
+ * for a file right in /etc, which holds no programs (/etc/passwd run as a
+ * command is no passwd). */
+static const char *
+command_name (const char *path)
+{
+  const char *p = path;
+  if (*p != '/')
+    return base_name (path);
+  p += strspn (p, "/");
+  if (strncmp (p, "etc/", 4) == 0)
+    {
+      p += 4 + strspn (p + 4, "/");
+      if (*p && !strchr (p, '/'))
+        return path;
+    }
+  return base_name (path);
 }
 
 /* ---- wrappers ---- */
@@ -1323,12 +1837,282 @@ struct item
 {
   size_t a, b;
   unsigned level;
-  /* a script to parse: w[arg] from byte off, then (joined by spaces)
-   * the words up to script_end */
+  /* a shell script to parse: w[arg] from byte off, then (joined by
+   * spaces) the words up to script_end */
   bool script;
   size_t arg, off, script_end;
-  bool stdin_shell; /* a shell that reads its script from stdin */
+  const char *stdin_lang; /* what it runs its stdin as, or NULL */
+  bool code;              /* an interpreter given code (classify_runner) */
+  size_t script_file;     /* the operand naming a script it runs, or 0 */
+  const char *file_lang;  /* that script's language (NULL: its #! line) */
 };
+
+/* Where a script operand means stdin. */
+static bool
+is_stdin_path (const char *x)
+{
+  return strcmp (x, "-") == 0 || strcmp (x, "/dev/stdin") == 0
+         || strcmp (x, "/dev/fd/0") == 0 || strcmp (x, "/proc/self/fd/0") == 0;
+}
+
+/* ---- interpreters: code in other languages ---- */
+
+enum
+{
+  R_STDIN = 1,     /* no code and no script operand: code on stdin */
+  R_STDIN_DB = 2,  /* no code option: code on stdin (operands name a database) */
+  R_SCRIPT = 4,    /* no code option: the first operand is a script file */
+  R_PROGRAM = 8,   /* no code option: the first operand is the code (awk) */
+  R_DB_CODE = 16,  /* a database, then code (sqlite3 DB "SQL" ...) */
+  R_ALL_CODE = 32, /* the operands are the code (redis-cli SET k v) */
+  R_STOP = 64,     /* the code option ends the options (python -c) */
+  R_DASH_LONG = 128, /* long options take one dash (sqlite3 -cmd) */
+  R_PERMUTE = 256,   /* options may follow operands (psql DB -c SQL) */
+};
+
+struct runner
+{
+  const char *name;      /* without a version: python3.11 is python */
+  const char *lang;      /* see shell_script */
+  const char *code_opts; /* short options whose argument is code */
+  const char *code_long; /* long options whose argument is code: "|eval|" */
+  const char *arg_opts;  /* short options with an argument */
+  const char *arg_long;  /* long options with an argument */
+  const char *attached;  /* short options whose argument is only attached */
+  const char *file_opts; /* short options naming a file of code */
+  const char *end_opts;  /* short options after which nothing is code */
+  const char *eval_sub;  /* a subcommand whose operand is code */
+  unsigned short flags;
+  char join; /* between pieces of code (perl -e a -e b) */
+};
+
+static const struct runner runners[] = {
+  { "python", "python", "c", "", "WXQ", "|check-hash-based-pycs|", "", "",
+    "m", NULL, R_STDIN | R_SCRIPT | R_STOP, '\n' },
+  { "pypy", "python", "c", "", "WXQ", "", "", "", "m", NULL,
+    R_STDIN | R_SCRIPT | R_STOP, '\n' },
+  { "perl", "perl", "eE", "", "", "", "0CdDFiIlMmx", "", "", NULL,
+    R_STDIN | R_SCRIPT, '\n' },
+  { "ruby", "ruby", "e", "", "rICE", "|require|encoding|", "FKTWx0", "", "",
+    NULL, R_STDIN | R_SCRIPT, '\n' },
+  { "node", "node", "ep", "|eval|print|", "r",
+    "|require|import|loader|experimental-loader|input-type|env-file|"
+    "conditions|title|inspect-port|",
+    "", "", "", NULL, R_STDIN | R_SCRIPT, '\n' },
+  { "nodejs", "node", "ep", "|eval|print|", "r", "|require|import|loader|", "",
+    "", "", NULL, R_STDIN | R_SCRIPT, '\n' },
+  { "bun", "node", "ep", "|eval|print|", "r", "|require|preload|", "", "", "",
+    NULL, R_SCRIPT, '\n' },
+  { "deno", "node", "", "", "", "", "", "", "", "eval", 0, '\n' },
+  { "php", "php", "rRBE", "", "cdz", "", "", "f", "", NULL, R_STDIN | R_SCRIPT,
+    '\n' },
+  { "lua", "lua", "e", "", "l", "", "", "", "", NULL, R_STDIN | R_SCRIPT,
+    '\n' },
+  { "luajit", "lua", "e", "", "lbj", "", "", "", "", NULL, R_STDIN | R_SCRIPT,
+    '\n' },
+  { "Rscript", "r", "e", "", "", "", "", "", "", NULL, R_STDIN | R_SCRIPT,
+    '\n' },
+  { "R", "r", "e", "", "", "|file|", "", "", "", NULL, R_STDIN, '\n' },
+  { "osascript", "applescript", "e", "", "l", "", "", "", "", NULL,
+    R_STDIN | R_SCRIPT, '\n' },
+  { "awk", "awk", "e", "|source|", "Fv", "|field-separator|assign|", "", "f",
+    "", NULL, R_PROGRAM, '\n' },
+  { "gawk", "awk", "e", "|source|", "FvlE", "|field-separator|assign|", "",
+    "f", "", NULL, R_PROGRAM, '\n' },
+  { "mawk", "awk", "", "", "FvW", "", "", "f", "", NULL, R_PROGRAM, '\n' },
+  { "nawk", "awk", "", "", "Fv", "", "", "f", "", NULL, R_PROGRAM, '\n' },
+  { "psql", "sql", "c", "|command|", "dhpUvLoTFRP",
+    "|dbname|host|port|username|set|variable|output|log-file|"
+    "field-separator|record-separator|pset|table-attr|",
+    "", "f", "", NULL, R_STDIN_DB | R_PERMUTE, '\n' },
+  { "mysql", "sql", "e", "|execute|", "uhPDS",
+    "|user|host|port|database|socket|defaults-file|defaults-extra-file|",
+    "p", "", "", NULL, R_STDIN_DB | R_PERMUTE, '\n' },
+  { "mariadb", "sql", "e", "|execute|", "uhPDS",
+    "|user|host|port|database|socket|defaults-file|defaults-extra-file|",
+    "p", "", "", NULL, R_STDIN_DB | R_PERMUTE, '\n' },
+  { "sqlite", "sql", "", "|cmd|", "",
+    "|init|separator|newline|nullvalue|vfs|mmap|maxsize|heap|escape|", "",
+    "", "", NULL, R_DASH_LONG | R_DB_CODE | R_STDIN, '\n' },
+  { "duckdb", "sql", "", "|cmd|c|s|", "", "|init|separator|nullvalue|", "",
+    "", "", NULL, R_DASH_LONG | R_DB_CODE | R_STDIN, '\n' },
+  { "cqlsh", "sql", "e", "|execute|", "uk", "|username|keyspace|", "", "f", "",
+    NULL, R_STDIN_DB | R_PERMUTE, '\n' },
+  { "clickhouse-client", "sql", "q", "|query|", "hudp",
+    "|host|port|user|password|database|", "", "", "", NULL, R_STDIN_DB | R_PERMUTE, '\n' },
+  { "mongosh", "mongo", "", "|eval|", "uph",
+    "|host|port|username|password|authenticationDatabase|", "", "f", "", NULL,
+    R_STDIN_DB | R_PERMUTE, '\n' },
+  { "mongo", "mongo", "", "|eval|", "uph",
+    "|host|port|username|password|authenticationDatabase|", "", "f", "", NULL,
+    R_STDIN_DB | R_PERMUTE, '\n' },
+  { "redis-cli", "redis", "", "", "hpsauirndD",
+    "|user|pass|askpass|cacert|cacertdir|cert|key|sni|pattern|count|"
+    "quoted-pattern|eval|rdb|functions-rdb|pipe-timeout|memkeys-samples|",
+    "", "", "", NULL, R_ALL_CODE | R_STDIN, ' ' },
+};
+
+static const struct runner *
+find_runner (const char *name)
+{
+  size_t n = strlen (name), k = n;
+  /* python3.11, perl5.36, sqlite3 */
+  while (k > 1 && ((name[k - 1] >= '0' && name[k - 1] <= '9')
+                   || name[k - 1] == '.'))
+    k--;
+  for (size_t i = 0; i < sizeof runners / sizeof runners[0]; i++)
+    {
+      size_t l = strlen (runners[i].name);
+      if ((l == n || l == k) && strncmp (runners[i].name, name, l) == 0)
+        return &runners[i];
+    }
+  return NULL;
+}
+
+static bool
+in_bars (const char *list, const char *s, size_t n)
+{
+  for (const char *p = list; p && (p = strchr (p, '|')) != NULL; p++)
+    if (strncmp (p + 1, s, n) == 0 && p[1 + n] == '|')
+      return true;
+  return false;
+}
+
+/* The code an interpreter is given in its words a..b: pieces (word,
+ * byte offset), the operand naming a script file, what it runs stdin as. */
+struct code_spec
+{
+  const struct runner *r;
+  size_t piece[MAX_CODE_PIECES][2];
+  size_t n;
+  bool more; /* more pieces than room */
+  size_t script;
+  const char *stdin_lang;
+};
+
+static void
+add_piece (struct code_spec *cs, size_t word, size_t off)
+{
+  if (cs->n == MAX_CODE_PIECES)
+    {
+      cs->more = true;
+      return;
+    }
+  cs->piece[cs->n][0] = word;
+  cs->piece[cs->n][1] = off;
+  cs->n++;
+}
+
+/* Fill cs for an interpreter; false when w[a] is none. */
+static bool
+classify_runner (char *const *w, size_t a, size_t b, struct code_spec *cs)
+{
+  memset (cs, 0, sizeof *cs);
+  const struct runner *r = cs->r = find_runner (base_name (w[a]));
+  if (!r)
+    return false;
+  bool file = false, stop = false, ended = false;
+  size_t i = a + 1;
+  while (i < b && !stop && !ended)
+    {
+      const char *x = w[i];
+      if (strcmp (x, "--") == 0)
+        {
+          i++;
+          break;
+        }
+      if (x[0] != '-' || !x[1])
+        {
+          if (!(r->flags & R_PERMUTE))
+            break;
+          i++; /* a database name: options may follow */
+          continue;
+        }
+      if (x[1] == '-' || (r->flags & R_DASH_LONG))
+        {
+          const char *name = x + 1 + (x[1] == '-');
+          const char *eq = strchr (name, '=');
+          size_t nl = eq ? (size_t) (eq - name) : strlen (name);
+          if (in_bars (r->code_long, name, nl))
+            {
+              if (eq)
+                add_piece (cs, i, (size_t) (eq + 1 - x));
+              else if (i + 1 < b)
+                add_piece (cs, ++i, 0);
+              stop = (r->flags & R_STOP) != 0;
+            }
+          else if (nl == 4 && strncmp (name, "file", 4) == 0)
+            {
+              file = true;
+              i += !eq;
+            }
+          else if (in_bars (r->arg_long, name, nl) && !eq)
+            i++;
+          i++;
+          continue;
+        }
+      for (size_t j = 1; x[j]; j++)
+        {
+          char c = x[j];
+          if (strchr (r->code_opts, c))
+            {
+              if (x[j + 1])
+                add_piece (cs, i, j + 1);
+              else if (i + 1 < b)
+                add_piece (cs, ++i, 0);
+              stop = (r->flags & R_STOP) != 0;
+              break;
+            }
+          if (strchr (r->end_opts, c))
+            {
+              ended = true;
+              break;
+            }
+          if (strchr (r->attached, c))
+            break;
+          if (strchr (r->arg_opts, c) || strchr (r->file_opts, c))
+            {
+              file |= strchr (r->file_opts, c) != NULL;
+              if (!x[j + 1])
+                i++;
+              break;
+            }
+        }
+      i++;
+    }
+  if (ended || cs->n || file)
+    return true;
+  if (r->eval_sub)
+    {
+      if (i + 1 < b && strcmp (w[i], r->eval_sub) == 0)
+        add_piece (cs, i + 1, 0);
+      return true;
+    }
+  if (r->flags & R_PROGRAM)
+    {
+      if (i < b)
+        add_piece (cs, i, 0);
+      return true;
+    }
+  if (r->flags & (R_DB_CODE | R_ALL_CODE))
+    {
+      for (size_t k = i + ((r->flags & R_DB_CODE) != 0); k < b; k++)
+        add_piece (cs, k, 0);
+      if (!cs->n)
+        cs->stdin_lang = r->lang;
+      return true;
+    }
+  if (r->flags & R_STDIN_DB)
+    {
+      cs->stdin_lang = r->lang;
+      return true;
+    }
+  if (i < b && (r->flags & R_SCRIPT) && !is_stdin_path (w[i]))
+    cs->script = i;
+  else if (r->flags & R_STDIN)
+    cs->stdin_lang = r->lang;
+  return true;
+}
 
 /* A script argument: -c CMD, -cCMD, --command=CMD, --command CMD.
  * Returns whether one was found among w[a+1..b). */
@@ -1447,8 +2231,13 @@ classify_shell (char *const *w, struct item *it)
           it->script_end = i + 1;
         }
     }
-  else if (i >= it->b || dash_s)
-    it->stdin_shell = true; /* -s: the operands are its arguments */
+  else if (i >= it->b || dash_s || is_stdin_path (w[i]))
+    it->stdin_lang = "sh"; /* -s: the operands are its arguments */
+  else
+    {
+      it->script_file = i;
+      it->file_lang = "sh";
+    }
 }
 
 /* find ... -exec CMD ... ; (or +): each CMD is wrapped. */
@@ -1478,6 +2267,57 @@ classify_find (char *const *w, const struct item *it, size_t (*subs)[2],
   return n;
 }
 
+/* docker exec [opts] CONTAINER CMD..., docker compose exec SERVICE CMD,
+ * kubectl exec POD -- CMD: the index of CMD in w[a..b), or 0. */
+static size_t
+container_exec (char *const *w, size_t a, size_t b)
+{
+  const char *name = base_name (w[a]);
+  bool kube = strcmp (name, "kubectl") == 0 || strcmp (name, "oc") == 0;
+  bool compose = strcmp (name, "docker-compose") == 0
+                 || strcmp (name, "podman-compose") == 0;
+  bool engine = strcmp (name, "docker") == 0 || strcmp (name, "podman") == 0
+                || strcmp (name, "nerdctl") == 0;
+  if (!kube && !compose && !engine)
+    return 0;
+  static const char global_args[]
+      = "|-H|--host|--context|-c|--config|-l|--log-level|--tlscacert|"
+        "--tlscert|--tlskey|-f|--file|-p|--project-name|--profile|"
+        "--env-file|--project-directory|-n|--namespace|--kubeconfig|"
+        "--cluster|--user|-s|--server|--token|";
+  size_t i = a + 1;
+  for (;;)
+    {
+      while (i < b && w[i][0] == '-')
+        i += in_bars (global_args, w[i], strlen (w[i])) ? 2 : 1;
+      if (i < b && engine && !compose && strcmp (w[i], "compose") == 0)
+        {
+          compose = true;
+          i++;
+          continue;
+        }
+      if (i < b && engine && strcmp (w[i], "container") == 0)
+        {
+          i++;
+          continue;
+        }
+      break;
+    }
+  if (i >= b || strcmp (w[i], "exec") != 0)
+    return 0;
+  i++;
+  if (kube)
+    for (size_t k = i; k < b; k++)
+      if (strcmp (w[k], "--") == 0)
+        return k + 1 < b ? k + 1 : 0;
+  static const char exec_args[]
+      = "|-e|--env|-u|--user|-w|--workdir|--env-file|--detach-keys|--index|"
+        "-c|--container|-n|--namespace|";
+  while (i < b && w[i][0] == '-')
+    i += in_bars (exec_args, w[i], strlen (w[i])) ? 2 : 1;
+  return i + 1 < b ? i + 1 : 0; /* past the container */
+}
+
 /* Fill `it` and the wrapped commands it leads to (subs: word ranges). */
 static size_t
 classify (char *const *w, struct item *it, size_t (*subs)[2], size_t max)
@@ -1503,11 +2343,43 @@ classify (char *const *w, struct item *it, size_t (*subs)[2], size_t max)
     }
   if (strcmp (name, "find") == 0)
     return classify_find (w, it, subs, max);
+  if (strcmp (name, "source") == 0 || strcmp (name, ".") == 0)
+    {
+      if (a + 1 < b && is_stdin_path (w[a + 1]))
+        it->stdin_lang = "sh";
+      else if (a + 1 < b)
+        {
+          it->script_file = a + 1;
+          it->file_lang = "sh";
+        }
+      return 0;
+    }
+  size_t into = container_exec (w, a, b);
+  if (into)
+    {
+      if (max == 0 || into >= b)
+        return 0;
+      subs[0][0] = into;
+      subs[0][1] = b;
+      return 1;
+    }
+  struct code_spec cs;
+  if (classify_runner (w, a, b, &cs))
+    {
+      it->code = cs.n > 0;
+      it->stdin_lang = cs.stdin_lang;
+      if (cs.script)
+        {
+          it->script_file = cs.script;
+          it->file_lang = cs.r->lang;
+        }
+      return 0;
+    }
   if (strcmp (name, "su") == 0 || strcmp (name, "script") == 0)
     {
       if (!find_dash_c (w, a, b, it, "sgGwCEoqTt") && name[0] == 's'
           && name[1] == 'u')
-        it->stdin_shell = true;
+        it->stdin_lang = "sh";
       return 0;
     }
   if ((strcmp (name, "runuser") == 0 || strcmp (name, "flock") == 0)
@@ -1519,7 +2391,7 @@ classify (char *const *w, struct item *it, size_t (*subs)[2], size_t max)
       for (size_t i = a + 1; i < b; i++)
         if (strncmp (w[i], "-f", 2) == 0)
           file = true;
-      it->stdin_shell = !file;
+      it->stdin_lang = file ? NULL : "sh";
       return 0;
     }
 
@@ -1575,7 +2447,7 @@ classify (char *const *w, struct item *it, size_t (*subs)[2], size_t max)
     i++;
   if (i >= b)
     {
-      it->stdin_shell = (wr->flags & WF_STDIN) != 0;
+      it->stdin_lang = (wr->flags & WF_STDIN) ? "sh" : NULL;
       return 0;
     }
   if (wr->flags & WF_JOIN)
@@ -1605,7 +2477,7 @@ join_words (struct parser *P, char *const *w, size_t a, size_t off,
   for (size_t i = a; i < b; i++)
     n += strlen (w[i]) + 1;
   n -= off < n ? off : n;
-  if (n > P->budget)
+  if (n > nested_left (P))
     {
       /* too much nested script */
       P->out->truncated = true;
@@ -1650,6 +2522,7 @@ copy_redirs (struct parser *P, struct shell_command *to,
     {
       to->redirs[i].op = dup (P, from->redirs[i].op);
       to->redirs[i].target = dup (P, from->redirs[i].target);
+      to->redirs[i].expanded = from->redirs[i].expanded;
       to->n_redirs++;
       if (!to->redirs[i].op || !to->redirs[i].target)
         return false;
@@ -1673,8 +2546,16 @@ fill_wrapped (struct parser *P, struct shell_command *c,
       nomem (P);
       return;
     }
+  c->expanded = calloc (b - a + 1, sizeof *c->expanded);
+  if (!c->expanded)
+    {
+      nomem (P);
+      return;
+    }
+  for (size_t i = a; i < b && x->expanded; i++)
+    c->expanded[i - a] = x->expanded[i];
   c->path = dup (P, x->words[a]);
-  c->words[0] = dup (P, base_name (x->words[a]));
+  c->words[0] = dup (P, command_name (x->words[a]));
   if (!c->path || !c->words[0])
     return;
   c->n_words = 1;
@@ -1689,14 +2570,74 @@ fill_wrapped (struct parser *P, struct shell_command *c,
   copy_redirs (P, c, x);
 }
 
-/* Look through the command at `slot`: record the commands it wraps right
- * after it, then parse the scripts it runs.  Returns whether it (or a
- * command it wraps) is a shell reading its script from stdin. */
+static void note_run (struct parser *P, const char *path, const char *lang);
+static void set_var (struct parser *P, const char *name, size_t name_len,
+                     const char *value, size_t value_len);
+
+/* Whether any of words a..b is expanded (flags may be NULL). */
 static bool
+any_expanded (const bool *flags, size_t a, size_t b)
+{
+  for (size_t i = a; flags && i < b; i++)
+    if (flags[i])
+      return true;
+  return false;
+}
+
+/* The code an interpreter (words a..b of w) is given, run as a script of
+ * its language. */
+static void
+run_code (struct parser *P, unsigned depth, char *const *w,
+          const bool *expanded, size_t a, size_t b)
+{
+  struct code_spec cs;
+  if (!classify_runner (w, a, b, &cs) || cs.n == 0)
+    return;
+  size_t total = 0;
+  for (size_t k = 0; k < cs.n; k++)
+    total += strlen (w[cs.piece[k][0]] + cs.piece[k][1]) + 1;
+  if (total > nested_left (P))
+    {
+      P->out->truncated = true;
+      return;
+    }
+  char *code = malloc (total + 1);
+  if (!code)
+    {
+      nomem (P);
+      return;
+    }
+  size_t len = 0;
+  bool dynamic = cs.more;
+  for (size_t k = 0; k < cs.n; k++)
+    {
+      const char *x = w[cs.piece[k][0]] + cs.piece[k][1];
+      size_t l = strlen (x);
+      if (k)
+        code[len++] = cs.r->join;
+      memcpy (code + len, x, l);
+      len += l;
+      /* redis-cli: only the command's name could change what runs */
+      if (expanded && expanded[cs.piece[k][0]]
+          && (cs.r->join != ' ' || k == 0))
+        dynamic = true;
+    }
+  code[len] = '\0';
+  P->out->work += len;
+  run_script (P, depth, cs.r->lang, code, len, dynamic);
+  free (code);
+}
+
+/* Look through the command at `slot`: record the commands it wraps right
+ * after it, then parse the scripts it runs.  Returns what it (or a
+ * command it wraps) runs its stdin as (NULL: data). */
+static const char *
 analyze (struct parser *P, struct frame *F, size_t slot)
 {
   /* the words array outlives any move of the commands array */
   char **w = P->out->cmds[slot].words;
+  bool *expanded = P->out->cmds[slot].expanded;
+  const char *path0 = P->out->cmds[slot].path;
   size_t k_words = P->out->cmds[slot].n_words;
   struct item *items = calloc (MAX_WRAPPED + 1, sizeof *items);
   size_t (*subs)[2] = calloc (MAX_WRAPPED, sizeof *subs);
@@ -1708,20 +2649,21 @@ analyze (struct parser *P, struct frame *F, size_t slot)
       free (subs);
       free (size);
       nomem (P);
-      return false;
+      return NULL;
     }
   for (size_t i = 0; i < k_words; i++)
     size[i + 1] = size[i] + strlen (w[i]) + 1;
   P->out->work += size[k_words];
   size_t n_items = 1;
-  bool stdin_shell = false;
+  const char *stdin_lang = NULL;
   items[0].b = k_words;
 
   for (size_t i = 0; i < n_items; i++)
     {
       size_t room = MAX_WRAPPED + 1 - n_items;
       size_t n = classify (w, &items[i], subs, room);
-      stdin_shell |= items[i].stdin_shell;
+      if (!stdin_lang)
+        stdin_lang = items[i].stdin_lang;
       if (n > 0 && items[i].level + 1 > MAX_PEEL)
         {
           P->out->truncated = true;
@@ -1731,12 +2673,8 @@ analyze (struct parser *P, struct frame *F, size_t slot)
         {
           /* wrappers of wrappers copy the same words again: bounded */
           size_t cost = size[subs[k][1]] - size[subs[k][0]];
-          if (cost > P->copy_budget)
-            {
-              P->out->truncated = true;
-              break;
-            }
-          P->copy_budget -= cost;
+          if (!spend_copy (P, cost))
+            break;
           items[n_items].a = subs[k][0];
           items[n_items].b = subs[k][1];
           items[n_items].level = items[i].level + 1;
@@ -1764,24 +2702,64 @@ analyze (struct parser *P, struct frame *F, size_t slot)
       o->n_cmds += n_new;
       o->work += tail + n_new;
       for (size_t k = 1; k <= n_new && !P->nomem; k++)
-        fill_wrapped (P, &o->cmds[slot + k], &o->cmds[slot], items[k].a,
-                      items[k].b);
+        {
+          fill_wrapped (P, &o->cmds[slot + k], &o->cmds[slot], items[k].a,
+                        items[k].b);
+          o->cmds[slot + k].stdin_lang = items[k].stdin_lang;
+        }
     }
+  else
+    n_items = 1;
+  o->cmds[slot].stdin_lang = stdin_lang;
 
   for (size_t i = 0; i < n_items && !P->stop; i++)
-    if (items[i].script)
-      {
-        size_t len = 0;
-        char *s = join_words (P, w, items[i].arg, items[i].off,
-                              items[i].script_end, &len);
-        if (s || len > P->budget)
-          parse_nested_text (P, F->depth, s ? s : "", len);
-        free (s);
-      }
+    {
+      const struct item *it = &items[i];
+      if (it->script)
+        {
+          /* sh -c SCRIPT NAME ARGS: $0 is NAME, $1 ... and $@ the ARGS */
+          if (it->script_end < it->b && is_shell (base_name (w[it->a])))
+            {
+              for (size_t k = it->script_end; k < it->b && k - it->script_end < 10; k++)
+                {
+                  char d = (char) ('0' + (k - it->script_end));
+                  set_var (P, &d, 1, w[k], strlen (w[k]));
+                }
+              size_t len = 0;
+              char *all = it->script_end + 1 < it->b
+                              ? join_words (P, w, it->script_end + 1, 0, it->b, &len)
+                              : NULL;
+              if (all)
+                {
+                  set_var (P, "@", 1, all, len);
+                  set_var (P, "*", 1, all, len);
+                }
+              free (all);
+            }
+          size_t len = 0;
+          char *s = join_words (P, w, it->arg, it->off, it->script_end, &len);
+          if (s)
+            run_script (P, F->depth, "sh", s, len,
+                        any_expanded (expanded, it->arg, it->script_end));
+          free (s);
+        }
+      if (it->code)
+        run_code (P, F->depth, w, expanded, it->a, it->b);
+      /* a file it runs: ./x.sh, bash x.sh, python3 x.py; <(cmd): a
+       * script that is another command's output */
+      if (it->script_file && strncmp (w[it->script_file], "<(", 2) == 0)
+        record_script (P, it->file_lang ? it->file_lang : "sh",
+                       w[it->script_file], strlen (w[it->script_file]), true);
+      else if (it->script_file)
+        note_run (P, w[it->script_file], it->file_lang);
+      const char *path = i == 0 ? path0 : w[it->a];
+      if (strchr (path, '/') && !is_shell (base_name (path)))
+        note_run (P, path, NULL);
+    }
   free (items);
   free (subs);
   free (size);
-  return stdin_shell;
+  return stdin_lang;
 }
 
 static bool
@@ -1794,14 +2772,14 @@ static void
 free_deferred (struct list_state *L)
 {
   for (size_t i = 0; i < L->n_deferred; i++)
-    free (L->deferred[i]);
+    free (L->deferred[i].text);
   free (L->deferred);
   L->deferred = NULL;
   L->n_deferred = L->cap_deferred = 0;
 }
 
 static void
-defer (struct parser *P, struct list_state *L, char *text)
+defer (struct parser *P, struct list_state *L, char *text, bool dynamic)
 {
   if (!text)
     return;
@@ -1810,7 +2788,25 @@ defer (struct parser *P, struct list_state *L, char *text)
       free (text);
       return;
     }
-  L->deferred[L->n_deferred++] = text;
+  L->deferred[L->n_deferred++] = (struct deferred) { text, dynamic };
+}
+
+static bool
+is_here_string (const char *op)
+{
+  return strcmp (op + strspn (op, "0123456789"), "<<<") == 0;
+}
+
+/* The first word of echo's that is text, past its options. */
+static size_t
+echo_text_start (const struct shell_command *c, bool *escapes)
+{
+  size_t a = 1;
+  *escapes = false;
+  while (a < c->n_words && c->words[a][0] == '-' && c->words[a][1]
+         && strspn (c->words[a] + 1, "neE") == strlen (c->words[a] + 1))
+    *escapes |= strchr (c->words[a], 'e') != NULL, a++;
+  return a;
 }
 
 /* Text the command at `slot` writes down a pipe, kept in case a shell
@@ -1820,20 +2816,267 @@ defer_piped_text (struct parser *P, struct list_state *L, size_t slot)
 {
   const struct shell_command *c = &P->out->cmds[slot];
   for (size_t i = 0; i < c->n_redirs; i++)
-    if (strcmp (c->redirs[i].op + strspn (c->redirs[i].op, "0123456789"),
-                "<<<") == 0)
-      defer (P, L, dup (P, c->redirs[i].target));
+    if (is_here_string (c->redirs[i].op))
+      defer (P, L, dup (P, c->redirs[i].target), c->redirs[i].expanded);
   if (strcmp (c->words[0], "echo") != 0)
     return;
-  size_t a = 1;
-  while (a < c->n_words && c->words[a][0] == '-' && c->words[a][1]
-         && strspn (c->words[a] + 1, "neE") == strlen (c->words[a] + 1))
-    a++;
+  bool escapes;
+  size_t a = echo_text_start (c, &escapes);
   if (a < c->n_words)
     {
       size_t len = 0;
-      defer (P, L, join_words (P, c->words, a, 0, c->n_words, &len));
+      defer (P, L, join_words (P, c->words, a, 0, c->n_words, &len),
+             escapes || any_expanded (c->expanded, a, c->n_words));
     }
+}
+
+/* ---- variables with literal values ---- */
+
+static void
+set_var (struct parser *P, const char *name, size_t name_len,
+         const char *value, size_t value_len)
+{
+  if (P->n_vars >= MAX_VARS || P->nomem
+      || !GROW (P, P->vars, P->cap_vars, P->n_vars + 1))
+    return;
+  char *n = dup_n (P, name, name_len), *v = dup_n (P, value, value_len);
+  if (!n || !v)
+    {
+      free (n);
+      free (v);
+      return;
+    }
+  P->vars[P->n_vars++] = (struct var) { n, v };
+  P->out->work += name_len + value_len;
+}
+
+/* NAME=value: remembered when the value is literal.  Every value a name
+ * is given is kept: which one holds when it is used depends on what
+ * runs (a subshell's assignment does not leak), so each is judged. */
+static void
+note_assignment (struct parser *P, const char *word, bool expands)
+{
+  const char *eq = strchr (word, '=');
+  if (!eq || expands || eq == word)
+    return;
+  size_t n = (size_t) (eq - word);
+  if (word[n - 1] == '+' || memchr (word, '[', n))
+    return; /* x+=y, a[i]=y: not a plain value */
+  set_var (P, word, n, eq + 1, strlen (eq + 1));
+}
+
+/* The name a word refers to when it is exactly $NAME or ${NAME} (or $1,
+ * $@ ...): its length, 0 when it is not one. */
+static size_t
+var_ref (const char *w, const char **name)
+{
+  if (w[0] != '$')
+    return 0;
+  bool brace = w[1] == '{';
+  const char *p = w + 1 + brace;
+  size_t n = 0;
+  if (name_start ((unsigned char) p[0]))
+    while (name_byte ((unsigned char) p[n]))
+      n++;
+  else if ((p[0] >= '0' && p[0] <= '9') || p[0] == '@' || p[0] == '*')
+    n = 1;
+  if (n == 0 || (brace ? (p[n] != '}' || p[n + 1]) : p[n] != '\0'))
+    return 0;
+  *name = p;
+  return n;
+}
+
+/* A command using variables the line gave literal values ($x -rf / after
+ * x=rm): each reading of it with those values is judged too, as a
+ * command line of its own, so hiding a command in a variable hides
+ * nothing.  Up to MAX_VAR_LINES readings. */
+static void
+judge_var_readings (struct parser *P, unsigned depth, size_t slot)
+{
+  const struct shell_command *c = &P->out->cmds[slot];
+  size_t n_words = c->n_words;
+  if (P->n_vars == 0 || !c->expanded)
+    return;
+  /* for each word, the variable it names (count of values), or none */
+  size_t combos = 1;
+  bool any = false;
+  for (size_t i = 0; i < n_words && combos <= MAX_VAR_LINES; i++)
+    {
+      const char *nm, *w = i ? c->words[i] : c->path;
+      size_t nl = c->expanded[i] ? var_ref (w, &nm) : 0;
+      size_t k = 0;
+      for (size_t v = 0; nl && v < P->n_vars; v++)
+        k += strlen (P->vars[v].name) == nl && !strncmp (P->vars[v].name, nm, nl);
+      if (k)
+        {
+          any = true;
+          combos *= k;
+        }
+    }
+  if (!any)
+    return;
+  if (combos > MAX_VAR_LINES)
+    combos = MAX_VAR_LINES; /* the first ones: a bound, not a verdict */
+  char **words = c->words;
+  const bool *expanded = c->expanded;
+  const char *path = c->path;
+  for (size_t r = 0; r < combos && !P->stop; r++)
+    {
+      struct word line;
+      word_init (&line);
+      size_t rest = r;
+      for (size_t i = 0; i < n_words; i++)
+        {
+          const char *nm, *w = i ? words[i] : path;
+          size_t nl = expanded[i] ? var_ref (w, &nm) : 0;
+          size_t k = 0, pick = SIZE_MAX;
+          for (size_t v = 0; nl && v < P->n_vars; v++)
+            if (strlen (P->vars[v].name) == nl
+                && !strncmp (P->vars[v].name, nm, nl))
+              k++;
+          if (k)
+            {
+              size_t want = rest % k, seen = 0;
+              rest /= k;
+              for (size_t v = 0; v < P->n_vars && pick == SIZE_MAX; v++)
+                if (strlen (P->vars[v].name) == nl
+                    && !strncmp (P->vars[v].name, nm, nl) && seen++ == want)
+                  pick = v;
+            }
+          if (i)
+            wputc (P, &line, ' ');
+          const char *x = pick != SIZE_MAX ? P->vars[pick].value : w;
+          wput (P, &line, x, strlen (x));
+        }
+      if (line.v && spend_copy (P, line.len))
+        run_script (P, depth, "sh", line.v, line.len, false);
+      free (line.v);
+    }
+}
+
+/* ---- files written, then run ---- */
+
+/* ./x.sh and x.sh name the same file. */
+static const char *
+file_key (const char *path)
+{
+  while (path[0] == '.' && path[1] == '/')
+    path += 2 + strspn (path + 2, "/");
+  return path;
+}
+
+static void
+note_write (struct parser *P, const char *path, const char *content,
+            size_t len, bool dynamic)
+{
+  if (P->nomem || !*path || !GROW (P, P->files, P->cap_files, P->n_files + 1))
+    return;
+  struct written *f = &P->files[P->n_files];
+  *f = (struct written) { .dynamic = dynamic };
+  f->path = dup (P, file_key (path));
+  f->content = dup_n (P, content, len);
+  if (!f->path || !f->content)
+    {
+      free (f->path);
+      free (f->content);
+      return;
+    }
+  P->n_files++;
+  P->out->work += len;
+}
+
+static void
+note_run (struct parser *P, const char *path, const char *lang)
+{
+  if (P->nomem || !GROW (P, P->runs, P->cap_runs, P->n_runs + 1))
+    return;
+  char *key = dup (P, file_key (path));
+  if (key)
+    P->runs[P->n_runs++] = (struct file_run) { key, lang };
+}
+
+/* The file a command writes its output to (> F, >> F), or NULL. */
+static const char *
+output_file (const struct shell_command *c)
+{
+  const char *out = NULL;
+  for (size_t i = 0; i < c->n_redirs; i++)
+    {
+      const char *op = c->redirs[i].op + strspn (c->redirs[i].op, "0123456789");
+      if ((strcmp (op, ">") == 0 || strcmp (op, ">>") == 0
+           || strcmp (op, ">|") == 0)
+          && c->redirs[i].op[0] != '2' && !c->redirs[i].expanded)
+        out = c->redirs[i].target;
+    }
+  return out;
+}
+
+/* echo TEXT > F, printf TEXT > F: F's content is known (or dynamic); cat
+ * > F <<EOF and tee F <<EOF: the body will be (noted on the heredoc). */
+static void
+note_writes (struct parser *P, struct text *T, size_t slot, size_t hd_first)
+{
+  const struct shell_command *c = &P->out->cmds[slot];
+  const char *name = c->words[0];
+  const char *out = output_file (c);
+  if (strcmp (name, "tee") == 0)
+    for (size_t i = 1; i < c->n_words && !out; i++)
+      if (c->words[i][0] != '-')
+        out = c->words[i];
+  if (!out)
+    return;
+  if (strcmp (name, "cat") == 0 || strcmp (name, "tee") == 0)
+    {
+      for (size_t i = hd_first; i < T->n_hd; i++)
+        if (!T->hd[i].write_to)
+          T->hd[i].write_to = dup (P, out);
+      for (size_t i = 0; i < c->n_redirs; i++)
+        if (is_here_string (c->redirs[i].op))
+          note_write (P, out, c->redirs[i].target, strlen (c->redirs[i].target),
+                      c->redirs[i].expanded);
+      return;
+    }
+  bool echo = strcmp (name, "echo") == 0;
+  if (!echo && strcmp (name, "printf") != 0)
+    return;
+  bool dynamic = false;
+  size_t a = 1;
+  if (echo)
+    a = echo_text_start (c, &dynamic);
+  else if (a < c->n_words && strcmp (c->words[a], "--") == 0)
+    a++;
+  struct word text;
+  word_init (&text);
+  for (size_t i = a; i < c->n_words; i++)
+    {
+      const char *x = c->words[i];
+      if (i > a)
+        wputc (P, &text, ' ');
+      if (!echo)
+        {
+          /* printf: a format without conversions, and simple escapes */
+          if (i > a || strchr (x, '%'))
+            dynamic = true;
+          for (; *x; x++)
+            if (*x == '\\' && (x[1] == 'n' || x[1] == 't' || x[1] == '\\'))
+              {
+                wputc (P, &text, x[1] == 'n' ? '\n' : x[1] == 't' ? '\t' : '\\');
+                x++;
+              }
+            else
+              {
+                dynamic |= *x == '\\';
+                wputc (P, &text, *x);
+              }
+          continue;
+        }
+      wput (P, &text, x, strlen (x));
+    }
+  if (echo)
+    wputc (P, &text, '\n');
+  dynamic |= any_expanded (c->expanded, a, c->n_words);
+  note_write (P, out, text.v ? text.v : "", text.len, dynamic);
+  free (text.v);
 }
 
 /* End the simple command being built; `connector` is what followed. */
@@ -1842,7 +3085,8 @@ finish_command (struct parser *P, struct text *T, struct frame *F,
                 struct list_state *L, const char *connector)
 {
   struct builder *B = &L->b;
-  bool stdin_shell = false, recorded = false;
+  const char *stdin_lang = NULL;
+  bool recorded = false;
 
   if (B->started && (B->n_words > 0 || B->n_redirs > 0) && !P->nomem)
     {
@@ -1857,54 +3101,85 @@ finish_command (struct parser *P, struct text *T, struct frame *F,
       if (B->n_words > 0)
         {
           char *first = B->words[0];
-          char *name = dup (P, first + (first[B->base0] ? B->base0 : 0));
+          char *name = dup (P, command_name (first) == first
+                                   ? first
+                                   : first + (first[B->base0] ? B->base0 : 0));
           if (name)
             {
               c->path = first;
               B->words[0] = name;
               c->words = B->words;
+              c->expanded = B->expanded;
               c->n_words = B->n_words;
               c->redirs = B->redirs;
               c->n_redirs = B->n_redirs;
               c->connector = connector;
               c->heredoc = B->heredoc;
               B->words = NULL;
+              B->expanded = NULL;
               B->n_words = 0;
               B->redirs = NULL;
               B->n_redirs = 0;
               recorded = true;
+              note_writes (P, T, B->slot, B->hd_first);
+              if (strcmp (name, "export") == 0 || strcmp (name, "declare") == 0
+                  || strcmp (name, "local") == 0 || strcmp (name, "readonly") == 0
+                  || strcmp (name, "typeset") == 0)
+                for (size_t i = 1; i < c->n_words; i++)
+                  note_assignment (P, c->words[i], c->expanded[i]);
               /* kept: nested parses may move the commands array */
               struct shell_redirect *rd = c->redirs;
               size_t n_rd = c->n_redirs;
-              stdin_shell = analyze (P, F, B->slot);
-              /* a here-string fed to a shell is a script */
-              for (size_t i = 0; stdin_shell && i < n_rd; i++)
-                if (strcmp (rd[i].op + strspn (rd[i].op, "0123456789"),
-                            "<<<") == 0)
-                  parse_nested_text (P, F->depth, rd[i].target,
-                                     strlen (rd[i].target));
+              judge_var_readings (P, F->depth, B->slot);
+              stdin_lang = analyze (P, F, B->slot);
+              /* a here-string fed to a shell or interpreter is a script */
+              for (size_t i = 0; stdin_lang && i < n_rd; i++)
+                if (is_here_string (rd[i].op))
+                  run_script (P, F->depth, stdin_lang, rd[i].target,
+                              strlen (rd[i].target), rd[i].expanded);
             }
         }
       for (size_t i = B->hd_first; i < T->n_hd; i++)
         {
-          T->hd[i].to_shell |= stdin_shell;
+          if (!T->hd[i].reader)
+            T->hd[i].reader = stdin_lang;
           T->hd[i].piped = is_pipe (connector);
         }
     }
 
   /* the previous command's heredocs went down a pipe into this one */
-  if (L->pipe_pending && stdin_shell)
+  if (L->pipe_pending && stdin_lang)
     {
       for (size_t i = L->pipe_hd_first; i < L->pipe_hd_end && i < T->n_hd;
            i++)
-        T->hd[i].to_shell = true;
+        if (!T->hd[i].reader)
+          T->hd[i].reader = stdin_lang;
       for (size_t i = 0; i < L->n_deferred && !P->stop; i++)
-        parse_nested_text (P, F->depth, L->deferred[i],
-                           strlen (L->deferred[i]));
+        run_script (P, F->depth, stdin_lang, L->deferred[i].text,
+                    strlen (L->deferred[i].text), L->deferred[i].dynamic);
+    }
+  /* a pipe whose text this judge cannot read (cat x | sh, (a; b) | sh):
+   * a script of the reader's that is only known when it runs, "| " and
+   * the command writing into the pipe */
+  if (L->piped_in && stdin_lang && L->n_deferred == 0
+      && !(L->pipe_pending && L->pipe_hd_end > L->pipe_hd_first))
+    {
+      char *up = L->pipe_pending ? shell_command_text (&P->out->cmds[L->pipe_slot])
+                                 : NULL;
+      struct word t;
+      word_init (&t);
+      wput (P, &t, "| ", 2);
+      wput (P, &t, up ? up : "(...)", strlen (up ? up : "(...)"));
+      free (up);
+      if (t.v)
+        record_script (P, stdin_lang, t.v, t.len, true);
+      free (t.v);
     }
   free_deferred (L);
   if (recorded && is_pipe (connector))
     defer_piped_text (P, L, B->slot);
+  L->piped_in = is_pipe (connector);
+  L->pipe_slot = B->slot;
   L->pipe_pending = B->started && is_pipe (connector);
   L->pipe_hd_first = B->hd_first;
   L->pipe_hd_end = T->n_hd;
@@ -1960,6 +3235,7 @@ read_heredoc (struct parser *P, struct text *T, struct frame *F,
     return;
 
   size_t after = T->pos;
+  unsigned long long expansions = P->expansions;
   if (!h->quoted)
     {
       /* expansions in the body run in the shell that reads the line */
@@ -1972,10 +3248,11 @@ read_heredoc (struct parser *P, struct text *T, struct frame *F,
       drop_heredocs (&body, 0);
       free (body.hd);
     }
+  bool dynamic = P->expansions != expansions;
   /* a body going down a pipe whose reader is not known yet (the
    * newline came right after the '|') is kept until it is */
-  bool later = !h->to_shell && h->piped && L->after_op;
-  if (!h->to_shell && !later)
+  bool later = !h->reader && h->piped && L->after_op;
+  if (!h->reader && !later && !h->write_to)
     return;
 
   /* what the reading shell gets: the outer shell has removed
@@ -2001,13 +3278,17 @@ read_heredoc (struct parser *P, struct text *T, struct frame *F,
         }
       wputc (P, &d, s[i]);
     }
-  if (h->to_shell)
+  if (h->write_to)
+    note_write (P, h->write_to, d.v ? d.v : "", d.len, dynamic);
+  if (h->reader)
     {
-      parse_nested_text (P, F->depth, d.v ? d.v : "", d.len);
+      run_script (P, F->depth, h->reader, d.v ? d.v : "", d.len, dynamic);
       free (d.v);
     }
+  else if (later)
+    defer (P, L, word_take (P, &d), dynamic);
   else
-    defer (P, L, word_take (P, &d));
+    free (d.v);
   T->pos = after;
 }
 
@@ -2038,21 +3319,22 @@ read_redirect (struct parser *P, struct text *T, struct frame *F,
   if (!builder_start (P, T, F, B)
       || !GROW (P, B->redirs, B->cap_redirs, B->n_redirs + 1))
     {
-      free (target.v);
+      word_free (&target);
       return;
     }
   size_t fl = t->fd ? strlen (t->fd) : 0, ol = strlen (t->op);
   char *op = malloc (fl + ol + 1);
   if (!op)
     {
-      free (target.v);
+      word_free (&target);
       nomem (P);
       return;
     }
   memcpy (op, t->fd ? t->fd : "", fl);
   memcpy (op + fl, t->op, ol + 1);
-  bool quoted = target.quoted;
+  bool quoted = target.quoted, expands = target.expands;
   char *value = word_take (P, &target);
+  word_free (&target);
   if (!value)
     {
       free (op);
@@ -2060,6 +3342,7 @@ read_redirect (struct parser *P, struct text *T, struct frame *F,
     }
   B->redirs[B->n_redirs].op = op;
   B->redirs[B->n_redirs].target = value;
+  B->redirs[B->n_redirs].expanded = expands;
   B->n_redirs++;
 
   bool doc = strcmp (t->op, "<<") == 0 || strcmp (t->op, "<<-") == 0;
@@ -2120,6 +3403,33 @@ open_subshell (struct parser *P, struct text *T, struct frame *F,
   return r;
 }
 
+/* A function's body has been read: its definition is a script of its own
+ * ("NAME BODY", the body as written), so that rules can see what the
+ * function does with its own name (a fork bomb calls itself twice). */
+static void
+function_defined (struct parser *P, struct text *T, struct list_state *L)
+{
+  if (!L->func_name)
+    return;
+  size_t nl = strlen (L->func_name);
+  size_t from = L->func_start < T->pos ? L->func_start : T->pos;
+  size_t body = T->pos - from;
+  char *text = malloc (nl + 1 + body + 1);
+  if (!text)
+    nomem (P);
+  else
+    {
+      memcpy (text, L->func_name, nl);
+      text[nl] = ' ';
+      memcpy (text + nl + 1, T->s + from, body);
+      text[nl + 1 + body] = '\0';
+      record_script (P, "function", text, nl + 1 + body, false);
+      free (text);
+    }
+  free (L->func_name);
+  L->func_name = NULL;
+}
+
 /* Read a list up to its closing token (F->close) or the end of the text. */
 static int
 parse_list (struct parser *P, struct text *T, struct frame *F)
@@ -2140,6 +3450,13 @@ parse_list (struct parser *P, struct text *T, struct frame *F)
       F->open = NULL;
       if (P->stop)
         break;
+      if (L.func_name && t.kind != T_NEWLINE
+          && !(t.kind == T_OP && strcmp (t.op, "(") == 0)
+          && !(t.kind == T_WORD && plain (&t.w, "{")))
+        {
+          free (L.func_name);
+          L.func_name = NULL;
+        }
 
       if (t.kind == T_EOF)
         break;
@@ -2155,6 +3472,7 @@ parse_list (struct parser *P, struct text *T, struct frame *F)
           read_heredocs (P, T, F, &L);
           if (F->lines_are_lists && !continued)
             F->list = UINT_MAX;
+          segment_end (P, T, F);
           continue;
         }
 
@@ -2222,13 +3540,26 @@ parse_list (struct parser *P, struct text *T, struct frame *F)
                   && peek_nonblank (P, T) == ')')
                 {
                   /* NAME () compound: a function definition */
+                  free (L.func_name);
+                  L.func_name = dup (P, L.b.words[0]);
                   token_free (&t);
                   lex_token (P, T, F, &t);
+                  L.func_start = T->pos;
                   builder_clear (&L.b);
                   continue;
                 }
+              if (L.func_name && !L.b.started && peek_nonblank (P, T) == ')')
+                {
+                  /* function NAME () compound */
+                  token_free (&t);
+                  lex_token (P, T, F, &t);
+                  L.func_start = T->pos;
+                  continue;
+                }
               finish_command (P, T, F, &L, "");
-              if (open_subshell (P, T, F, false) == RET_EOF)
+              int r = open_subshell (P, T, F, false);
+              function_defined (P, T, &L);
+              if (r == RET_EOF)
                 goto out;
               continue;
             }
@@ -2257,6 +3588,8 @@ parse_list (struct parser *P, struct text *T, struct frame *F)
           finish_command (P, T, F, &L, op);
           L.after_op = strcmp (op, "|") == 0 || strcmp (op, "|&") == 0
                        || strcmp (op, "&&") == 0 || strcmp (op, "||") == 0;
+          if (!is_pipe (op))
+            segment_end (P, T, F);
           continue;
         }
 
@@ -2288,6 +3621,9 @@ parse_list (struct parser *P, struct text *T, struct frame *F)
           continue;
         case M_FUNC_NAME:
           L.mode = M_CMD;
+          free (L.func_name);
+          L.func_name = word_take (P, &t.w);
+          L.func_start = T->pos;
           continue;
         case M_COPROC:
           {
@@ -2335,6 +3671,7 @@ parse_list (struct parser *P, struct text *T, struct frame *F)
               };
               int r = parse_list (P, T, &nf);
               nest_leave (P);
+              function_defined (P, T, &L);
               if (r == RET_EOF)
                 goto out;
               if (r == RET_PAREN && F->close != CLOSE_EOF)
@@ -2392,6 +3729,7 @@ parse_list (struct parser *P, struct text *T, struct frame *F)
         }
       if (L.b.n_words == 0 && is_assignment (&t.w))
         {
+          note_assignment (P, t.w.v, t.w.expands);
           builder_start (P, T, F, &L.b);
           if (t.w.v[t.w.len - 1] == '=' && T->pos < T->end
               && T->s[T->pos] == '(')
@@ -2411,24 +3749,15 @@ out:
   if (!P->nomem)
     finish_command (P, T, F, &L, "");
   free_deferred (&L);
+  free (L.func_name);
   builder_clear (&L.b);
   return ret;
 }
 
-/* A script found inside the text (-c string, eval, backquotes, a heredoc
- * or here-string fed to a shell): its own list, one level deeper. */
+/* Parse s as a list one level deeper (the caller has paid for it). */
 static void
-parse_nested_text (struct parser *P, unsigned depth, const char *s,
-                   size_t len)
+parse_text (struct parser *P, unsigned depth, const char *s, size_t len)
 {
-  if (P->stop)
-    return;
-  if (len > P->budget)
-    {
-      P->out->truncated = true;
-      return;
-    }
-  P->budget -= len;
   if (!nest_enter (P))
     return;
   struct text t = { .s = s, .end = len, .cont = calloc (len + 1, 1) };
@@ -2449,6 +3778,129 @@ parse_nested_text (struct parser *P, unsigned depth, const char *s,
   nest_leave (P);
 }
 
+/* A command substitution's text (backquotes): its own list, one level
+ * deeper. */
+static void
+parse_nested_text (struct parser *P, unsigned depth, const char *s,
+                   size_t len)
+{
+  if (!P->stop && spend_nested (P, len))
+    parse_text (P, depth, s, len);
+}
+
+/* Keep a script for the rules; false when the budget is spent. */
+static bool
+record_script (struct parser *P, const char *lang, const char *text,
+               size_t len, bool dynamic)
+{
+  if (P->stop || !spend_nested (P, len + 1))
+    return false;
+  struct shell_parse *o = P->out;
+  if (!GROW (P, o->scripts, P->cap_scripts, o->n_scripts + 1))
+    return false;
+  char *copy = dup_n (P, text, len);
+  if (!copy)
+    return false;
+  o->scripts[o->n_scripts++] = (struct shell_script) { lang, copy, len,
+                                                       dynamic };
+  o->work += len + 1;
+  return true;
+}
+
+struct code_ctx
+{
+  struct parser *P;
+  unsigned depth;
+  const char *lang;
+};
+
+static void
+code_runs (void *data, enum code_run what, const char *text, size_t len,
+           bool dynamic)
+{
+  struct code_ctx *c = data;
+  run_script (c->P, c->depth, what == CODE_RUNS_SHELL ? "sh" : c->lang, text,
+              len, dynamic);
+}
+
+/* A script of lang, run by a command at depth: kept for the rules; a
+ * shell script is parsed into commands, and so is every command line
+ * that inline code hands to a shell. */
+static void
+run_script (struct parser *P, unsigned depth, const char *lang,
+            const char *text, size_t len, bool dynamic)
+{
+  if (!record_script (P, lang, text, len, dynamic))
+    return;
+  if (strcmp (lang, "sh") == 0)
+    parse_text (P, depth, text, len);
+  else if (inline_code_known (lang) && nest_enter (P))
+    {
+      struct code_ctx c = { P, depth + 1, lang };
+      if (!inline_code_scan (lang, text, len, code_runs, &c, &P->out->work))
+        nomem (P);
+      nest_leave (P);
+    }
+}
+
+/* The language a file's #! line names: "sh" without one, NULL for a
+ * program that is neither a shell nor an interpreter read here. */
+static const char *
+shebang_lang (const char *content)
+{
+  if (content[0] != '#' || content[1] != '!')
+    return "sh";
+  const char *p = content + 2, *end = p + strcspn (p, "\n");
+  char word[64];
+  for (int k = 0; k < 3; k++)
+    {
+      p += strspn (p, " \t");
+      size_t n = strcspn (p, " \t\n");
+      if (p >= end || n == 0 || n >= sizeof word)
+        return NULL;
+      memcpy (word, p, n);
+      word[n] = '\0';
+      p += n;
+      const char *name = base_name (word);
+      if (strcmp (name, "env") == 0 || name[0] == '-')
+        continue; /* #!/usr/bin/env [-S] python3 */
+      if (is_shell (name))
+        return "sh";
+      const struct runner *r = find_runner (name);
+      return r ? r->lang : NULL;
+    }
+  return NULL;
+}
+
+/* Files the command line wrote and then ran (cat > x.sh <<EOF ...; bash
+ * x.sh): their content is a script of the command line too, once each,
+ * with a budget of its own. */
+static void
+run_written_files (struct parser *P)
+{
+  for (size_t r = 0; r < P->n_runs && !P->stop; r++)
+    for (size_t f = P->n_files; f > 0; f--)
+      {
+        struct written *w = &P->files[f - 1];
+        if (strcmp (w->path, P->runs[r].path) != 0)
+          continue;
+        if (!w->ran)
+          {
+            w->ran = true;
+            const char *lang = P->runs[r].lang ? P->runs[r].lang
+                                                : shebang_lang (w->content);
+            P->seg_fresh = false;
+            P->seg_start = P->top->pos;
+            P->extra_bytes = strlen (w->content) + 1;
+            P->nested_spent = P->copy_spent = 0;
+            if (lang)
+              run_script (P, 0, lang, w->content, strlen (w->content),
+                          w->dynamic);
+          }
+        break;
+      }
+}
+
 /* ---- the API ---- */
 
 static void
@@ -2457,6 +3909,7 @@ free_command (struct shell_command *c)
   for (char **w = c->words; w && *w; w++)
     free (*w);
   free (c->words);
+  free (c->expanded);
   free (c->path);
   free_redirs (c->redirs, c->n_redirs);
 }
@@ -2469,12 +3922,37 @@ shell_parse_free (struct shell_parse *p)
   for (size_t i = 0; i < p->n_cmds; i++)
     free_command (&p->cmds[i]);
   free (p->cmds);
+  for (size_t i = 0; i < p->n_scripts; i++)
+    free (p->scripts[i].text);
+  free (p->scripts);
   free (p->normalized);
   free (p);
 }
 
-struct shell_parse *
-shell_parse (const char *text, size_t len)
+static void
+parser_free (struct parser *P)
+{
+  for (size_t i = 0; i < P->n_vars; i++)
+    {
+      free (P->vars[i].name);
+      free (P->vars[i].value);
+    }
+  free (P->vars);
+  for (size_t i = 0; i < P->n_files; i++)
+    {
+      free (P->files[i].path);
+      free (P->files[i].content);
+    }
+  free (P->files);
+  for (size_t i = 0; i < P->n_runs; i++)
+    free (P->runs[i].path);
+  free (P->runs);
+}
+
+/* Normalize, then parse as lang: the shell's grammar for "sh", else the
+ * one script. */
+static struct shell_parse *
+parse_as (const char *lang, const char *text, size_t len)
 {
   struct shell_parse *p = calloc (1, sizeof *p);
   if (!p)
@@ -2487,15 +3965,11 @@ shell_parse (const char *text, size_t len)
       return NULL;
     }
 
-  struct parser P = {
-    .out = p,
-    .budget = NESTED_BUDGET * ((unsigned long long) n + 1) + 1024,
-    .copy_budget = COPY_BUDGET * ((unsigned long long) n + 1) + 1024,
-  };
   struct text t = { .s = pre, .end = n, .cont = calloc (n + 1, 1) };
+  struct parser P = { .out = p, .top = &t, .seg_fresh = true };
   if (!t.cont)
     nomem (&P);
-  else
+  else if (strcmp (lang, "sh") == 0)
     {
       struct frame f = {
         .list = UINT_MAX,
@@ -2504,8 +3978,19 @@ shell_parse (const char *text, size_t len)
       };
       parse_list (&P, &t, &f);
     }
+  else
+    {
+      /* the whole input is the script: its budgets are its own */
+      P.seg_fresh = false;
+      P.extra_bytes = n + 1;
+      run_script (&P, 0, lang, pre, n, false);
+      t.pos = n;
+    }
   drop_heredocs (&t, 0);
   free (t.hd);
+  if (!P.nomem)
+    run_written_files (&P);
+  parser_free (&P);
   if (P.nomem)
     {
       free (t.cont);
@@ -2535,6 +4020,18 @@ shell_parse (const char *text, size_t len)
   p->work += n;
   free (t.cont);
   return p;
+}
+
+struct shell_parse *
+shell_parse (const char *text, size_t len)
+{
+  return parse_as ("sh", text, len);
+}
+
+struct shell_parse *
+shell_parse_script (const char *lang, const char *text, size_t len)
+{
+  return parse_as (lang ? lang : "sh", text, len);
 }
 
 char *

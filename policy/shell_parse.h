@@ -30,6 +30,7 @@ struct shell_redirect
 {
   char *op;
   char *target;
+  bool expanded; /* the target holds an expansion (see expanded below) */
 };
 
 /* One simple command at a command position. */
@@ -43,6 +44,10 @@ struct shell_command
    * "> /etc/passwd", has the one word ""). */
   char **words;
   size_t n_words;
+  /* expanded[i]: word i holds an expansion the shell performs when it
+   * runs the command ($x, ${...}, $(...), `...`, an unquoted glob): its
+   * value is only known then. */
+  bool *expanded;
   char *path;
   struct shell_redirect *redirs;
   size_t n_redirs;
@@ -62,6 +67,32 @@ struct shell_command
   bool wrapped;
   /* stdin comes from a heredoc or here-string. */
   bool heredoc;
+  /* What its stdin is run as when it reads code there (a shell without
+   * a script, python3 -, psql without -c ...): a language of
+   * shell_script, or NULL when stdin is data. */
+  const char *stdin_lang;
+};
+
+/* A script: text that a shell or another interpreter runs, found on a
+ * command line (bash -c, eval, python3 -c, psql -c, sqlite3 DB SQL ...),
+ * in a heredoc, here-string or echo piped to it, in a file the same
+ * command line wrote and then ran, or handed to a shell by inline code
+ * (os.system("...")).  Shell scripts are also parsed into commands, and so
+ * are the command lines inline code runs; scripts of other languages are
+ * kept as text for the rules. */
+struct shell_script
+{
+  /* "sh"; "python", "perl", "ruby", "node", "php", "lua", "awk", "r",
+   * "applescript" (code whose shell calls are read); "sql", "mongo",
+   * "redis" (database commands); "function" (a shell function's
+   * definition: "NAME BODY") */
+  const char *lang;
+  char *text;
+  size_t len;
+  /* built when it runs: from variables, command output, or code this
+   * judge cannot read (an f-string, os.system(cmd)); text is what is
+   * known, unknown parts as written or "$_" */
+  bool dynamic;
 };
 
 struct shell_parse
@@ -69,6 +100,8 @@ struct shell_parse
   char *normalized; /* policy_normalize's output */
   struct shell_command *cmds;
   size_t n_cmds;
+  struct shell_script *scripts; /* in the order found */
+  size_t n_scripts;
   bool truncated; /* limits hit (nesting depth, words, commands) */
   /* Steps taken, a deterministic measure of time: it grows linearly
    * with the input (SHELL_PARSE_WORK_PER_BYTE bounds it), which the
@@ -79,8 +112,11 @@ struct shell_parse
 /* work <= SHELL_PARSE_WORK_PER_BYTE * (len + 1) for any input of len
  * bytes: normalization may lengthen the text up to 4 times, a byte is
  * inside at most 64 nested lists (each keeps the text of what it holds),
- * and nested scripts and wrapped commands' words get budgets of a few
- * times the text.  Hostile inputs measure under 200 per byte. */
+ * and nested scripts, wrapped commands' words and brace expansions get
+ * budgets of a few times the text of the top-level command they are in
+ * (a command between ; && || & or newlines: a command's budget does not
+ * depend on what else the line holds).  Hostile inputs measure under
+ * 1000 per byte. */
 #define SHELL_PARSE_WORK_PER_BYTE 8192ULL
 
 /* The context-free steps of policy_normalize: everything except
@@ -93,6 +129,12 @@ char *policy_prenormalize (const char *text, size_t len, size_t *out_len,
 
 /* Normalize and tokenize; NULL only when out of memory. */
 struct shell_parse *shell_parse (const char *text, size_t len);
+
+/* The same for a script of language lang (see shell_script) given as
+ * input, e.g. on stdin: "sh" is shell_parse; any other language yields
+ * the one script, and the commands its shell calls run. */
+struct shell_parse *shell_parse_script (const char *lang, const char *text,
+                                        size_t len);
 void shell_parse_free (struct shell_parse *p);
 
 /* The canonical text of a command: its words joined by single spaces

@@ -610,9 +610,10 @@ test_scripts (void **state)
   EXPECT ("env -S 'rm -rf /'", "env -S rm -rf /", "rm -rf /");
   EXPECT ("sudo bash -c 'reboot'", "sudo bash -c reboot", "~bash -c reboot",
           "reboot");
+  /* $1 is {}: the script is read with it too */
   EXPECT ("find . -exec sh -c 'rm \"$1\"' _ {} \\;",
           "find . -exec sh -c rm \"$1\" _ {} ;", "~sh -c rm \"$1\" _ {}",
-          "rm $1");
+          "rm $1", "rm {}");
   EXPECT ("xargs -I{} sh -c 'rm {}'", "xargs -I{} sh -c rm {}",
           "~sh -c rm {}", "rm {}");
   EXPECT ("flock /tmp/l -c reboot", "flock /tmp/l -c reboot", "reboot");
