@@ -24,16 +24,18 @@
 /* PCRE2 limits per pcre2_match() call (per starting position for an
  * unanchored pattern), far above what the shipped patterns need on the
  * longest command the tokenizer accepts.  PCRE2 resets its count at each
- * starting position, so a work budget per command bounds the total: each
+ * starting position, so a work budget per subject bounds the total: each
  * step of the matcher (an automatic callout) costs 1 plus the distance it
- * moved in the subject, and a command may spend WORK_BASE plus
- * WORK_PER_BYTE for each byte of its subjects, a few times what linear
- * patterns need.  Running out, like hitting a limit, counts as a match:
- * fail closed. */
+ * moved in the subject, and all patterns together may spend WORK_BASE
+ * plus WORK_PER_BYTE for each byte of a subject, many times what linear
+ * patterns need.  A budget per subject, not per command, so that text
+ * added elsewhere in a command never buys a subject more work (the gate's
+ * promise that adding harmless text never softens a verdict).  Running
+ * out, like hitting a limit, counts as a match: fail closed. */
 #define MATCH_LIMIT 10000000
 #define DEPTH_LIMIT 1000000
 #define HEAP_LIMIT_KIB (64 * 1024)
-#define WORK_BASE 2000000ull
+#define WORK_BASE 50000ull
 #define WORK_PER_BYTE 500ull
 /* Case text quoted in a failure report. */
 #define REPORT_TEXT_MAX 200
@@ -88,6 +90,7 @@ enum scope
   SCOPE_COMMAND,
   SCOPE_LINE,
   SCOPE_REDIRECT,
+  SCOPE_SCRIPT,
   SCOPE_TEXT,
   N_SCOPES
 };
@@ -96,6 +99,7 @@ static const char *const scope_names[N_SCOPES] = {
   [SCOPE_COMMAND] = "command",
   [SCOPE_LINE] = "line",
   [SCOPE_REDIRECT] = "redirect",
+  [SCOPE_SCRIPT] = "script",
   [SCOPE_TEXT] = "text",
 };
 
@@ -249,8 +253,8 @@ hex_value (char c)
 
 /* Case text: \n \t \r \e \\ and \xHH are escapes; any other backslash is
  * itself, so shell spellings such as r\m need no doubling. */
-static char *
-unescape_case (const char *s, size_t *len)
+char *
+rules_unescape_case (const char *s, size_t *len)
 {
   struct buf b = { 0 };
   while (*s)
@@ -296,8 +300,8 @@ finish_rule (struct parser *ps)
   else if (!e->pub.description)
     fail (ps, "rule %s has no `description`", e->pub.id);
   else if (e->n_patterns == 0)
-    fail (ps, "rule %s has no pattern (command, line, redirect or text)",
-          e->pub.id);
+    fail (ps, "rule %s has no pattern (command, line, redirect, script or "
+          "text)", e->pub.id);
   else
     ok = true;
   ps->line = line;
@@ -418,7 +422,7 @@ add_case (struct parser *ps, bool must_match, const char *arg)
     return false;
   struct rule_entry *e = ps->cur;
   struct rule_case c = { .must_match = must_match };
-  c.text = unescape_case (arg, &c.len);
+  c.text = rules_unescape_case (arg, &c.len);
   c.origin = xasprintf ("%s:%u", ps->path, ps->line);
   e->cases = xreallocarray (e->cases, e->n_cases + 1, sizeof *e->cases);
   e->cases[e->n_cases++] = c;
@@ -532,8 +536,8 @@ parse_line (struct parser *ps, char *line)
     return finish_rule (ps) && set_setting (ps, arg);
 
   static const char *const in_rule[] = { "action", "description", "command",
-                                         "line", "redirect", "text", "match",
-                                         "no-match" };
+                                         "line", "redirect", "script", "text",
+                                         "match", "no-match" };
   bool known = false;
   for (size_t i = 0; i < sizeof in_rule / sizeof in_rule[0]; i++)
     known |= strcmp (d, in_rule[i]) == 0;
@@ -704,6 +708,23 @@ ruleset_count (const struct ruleset *rs, size_t *n_cases)
   return rs->n_ordered;
 }
 
+const char *
+ruleset_case (const struct ruleset *rs, size_t i, size_t *len)
+{
+  for (size_t k = 0; k < rs->n_ordered; k++)
+    {
+      const struct rule_entry *e = rs->ordered[k];
+      if (i < e->n_cases)
+        {
+          if (len)
+            *len = e->cases[i].len;
+          return e->cases[i].text;
+        }
+      i -= e->n_cases;
+    }
+  return NULL;
+}
+
 /* File order, as listed; the action order of rs->ordered is for
  * matching. */
 const struct rule *
@@ -721,6 +742,8 @@ struct subjects
 {
   char **of[N_SCOPES];
   size_t n[N_SCOPES];
+  /* work units each subject has left (see WORK_BASE) */
+  unsigned long long *left[N_SCOPES];
 };
 
 static void
@@ -728,6 +751,9 @@ subjects_add (struct subjects *sj, enum scope scope, char *s)
 {
   sj->of[scope] = xreallocarray (sj->of[scope], sj->n[scope] + 1,
                                  sizeof (char *));
+  sj->left[scope] = xreallocarray (sj->left[scope], sj->n[scope] + 1,
+                                   sizeof (unsigned long long));
+  sj->left[scope][sj->n[scope]] = WORK_BASE + WORK_PER_BYTE * strlen (s);
   sj->of[scope][sj->n[scope]++] = s;
 }
 
@@ -739,6 +765,7 @@ subjects_free (struct subjects *sj)
       for (size_t i = 0; i < sj->n[s]; i++)
         free (sj->of[s][i]);
       free (sj->of[s]);
+      free (sj->left[s]);
     }
 }
 
@@ -779,7 +806,12 @@ buf_command (struct buf *b, const struct shell_command *c, const char *home,
     {
       if (i)
         buf_str (b, " ");
-      buf_word (b, c->words[i], home, home_len);
+      /* an empty argument is written as the shell would: patterns step
+       * over words with \S+, and rm '' -rf / is still rm -rf / */
+      if (i && !c->words[i][0])
+        buf_str (b, "''");
+      else
+        buf_word (b, c->words[i], home, home_len);
     }
 }
 
@@ -893,6 +925,18 @@ build_subjects (struct subjects *sj, const struct shell_parse *p,
         }
     }
   add_lines (sj, p, home, home_len);
+  /* scripts: "LANG TEXT", "dynamic-LANG TEXT" when built at run time */
+  for (size_t i = 0; i < p->n_scripts; i++)
+    {
+      const struct shell_script *sc = &p->scripts[i];
+      struct buf b = { 0 };
+      if (sc->dynamic)
+        buf_str (&b, "dynamic-");
+      buf_str (&b, sc->lang);
+      buf_str (&b, " ");
+      buf_add (&b, sc->text, strnlen (sc->text, sc->len));
+      subjects_add (sj, SCOPE_SCRIPT, buf_take (&b));
+    }
   subjects_add (sj, SCOPE_TEXT, xstrdup (p->normalized ? p->normalized : ""));
 }
 
@@ -902,9 +946,9 @@ struct matcher
 {
   pcre2_match_data *md; /* one ovector pair: only "did it match" matters */
   pcre2_match_context *mctx; /* the rule set's limits, this budget */
-  unsigned long long budget; /* work units left */
-  size_t last_pos;           /* where the previous step was */
-  bool gave_up;              /* a pattern failed and counted as a match */
+  unsigned long long *budget; /* work units left for the current subject */
+  size_t last_pos;            /* where the previous step was */
+  bool gave_up;               /* a pattern failed and counted as a match */
 };
 
 static int
@@ -915,27 +959,21 @@ charge_work (pcre2_callout_block *cb, void *data)
   unsigned long long cost = 1 + (pos > m->last_pos ? pos - m->last_pos
                                                    : m->last_pos - pos);
   m->last_pos = pos;
-  if (cost > m->budget)
+  if (cost > *m->budget)
     {
-      m->budget = 0;
+      *m->budget = 0;
       return PCRE2_ERROR_CALLOUT;
     }
-  m->budget -= cost;
+  *m->budget -= cost;
   return 0;
 }
 
 static void
-matcher_init (struct matcher *m, const struct ruleset *rs,
-              const struct subjects *sj)
+matcher_init (struct matcher *m, const struct ruleset *rs)
 {
-  size_t bytes = 0;
-  for (int s = 0; s < N_SCOPES; s++)
-    for (size_t i = 0; i < sj->n[s]; i++)
-      bytes += strlen (sj->of[s][i]);
   *m = (struct matcher) {
     .md = nonnull (pcre2_match_data_create (1, NULL)),
     .mctx = nonnull (pcre2_match_context_copy (rs->mctx)),
-    .budget = WORK_BASE + WORK_PER_BYTE * (unsigned long long) bytes,
   };
   pcre2_set_callout (m->mctx, charge_work, m);
 }
@@ -947,38 +985,83 @@ matcher_free (struct matcher *m)
   pcre2_match_context_free (m->mctx);
 }
 
-/* A match, or any failure (a limit, the budget spent): fail closed. */
-static bool
-pattern_matches (struct matcher *m, const struct pattern *pt,
-                 const char *subject)
+enum outcome
 {
-  if (m->budget == 0)
+  NO_MATCH,
+  MATCHED,
+  FAILED, /* a limit or the subject's budget: counts as a match */
+};
+
+static enum outcome
+pattern_matches (struct matcher *m, const struct pattern *pt,
+                 const char *subject, unsigned long long *budget)
+{
+  if (*budget == 0)
     {
       m->gave_up = true;
-      return true;
+      return FAILED;
     }
+  m->budget = budget;
   m->last_pos = 0;
   int rc = pcre2_match (pt->re, (PCRE2_SPTR) subject, strlen (subject), 0, 0,
                         m->md, m->mctx);
   if (rc == PCRE2_ERROR_NOMATCH)
-    return false;
+    return NO_MATCH;
   if (rc < 0)
-    m->gave_up = true;
-  return true;
+    {
+      m->gave_up = true;
+      return FAILED;
+    }
+  return MATCHED;
 }
 
-static bool
+/* Whether the rule matches any subject of its patterns' scopes: MATCHED
+ * when one really does, FAILED when matching only gave up somewhere. */
+static enum outcome
 rule_matches (struct matcher *m, const struct rule_entry *e,
-              const struct subjects *sj)
+              struct subjects *sj)
 {
+  enum outcome r = NO_MATCH;
   for (size_t i = 0; i < e->n_patterns; i++)
     {
       const struct pattern *pt = &e->patterns[i];
       for (size_t j = 0; j < sj->n[pt->scope]; j++)
-        if (pattern_matches (m, pt, sj->of[pt->scope][j]))
-          return true;
+        {
+          enum outcome o = pattern_matches (m, pt, sj->of[pt->scope][j],
+                                            &sj->left[pt->scope][j]);
+          if (o == MATCHED)
+            return MATCHED;
+          if (o == FAILED)
+            r = FAILED; /* look on for a real match */
+        }
     }
-  return false;
+  return r;
+}
+
+size_t
+ruleset_match_hits (const struct ruleset *rs, const struct shell_parse *p,
+                    const char *home, struct rule_hit *out, size_t max,
+                    bool *gave_up)
+{
+  struct subjects sj = { 0 };
+  build_subjects (&sj, p, home);
+  struct matcher m;
+  matcher_init (&m, rs);
+  size_t n = 0;
+  for (size_t i = 0; i < rs->n_ordered; i++)
+    {
+      enum outcome o = rule_matches (&m, rs->ordered[i], &sj);
+      if (o == NO_MATCH)
+        continue;
+      if (n < max)
+        out[n] = (struct rule_hit) { &rs->ordered[i]->pub, o == MATCHED };
+      n++;
+    }
+  if (gave_up)
+    *gave_up = m.gave_up;
+  matcher_free (&m);
+  subjects_free (&sj);
+  return n;
 }
 
 size_t
@@ -986,22 +1069,11 @@ ruleset_match_checked (const struct ruleset *rs, const struct shell_parse *p,
                        const char *home, const struct rule **out, size_t max,
                        bool *gave_up)
 {
-  struct subjects sj = { 0 };
-  build_subjects (&sj, p, home);
-  struct matcher m;
-  matcher_init (&m, rs, &sj);
-  size_t n = 0;
-  for (size_t i = 0; i < rs->n_ordered; i++)
-    if (rule_matches (&m, rs->ordered[i], &sj))
-      {
-        if (n < max)
-          out[n] = &rs->ordered[i]->pub;
-        n++;
-      }
-  if (gave_up)
-    *gave_up = m.gave_up;
-  matcher_free (&m);
-  subjects_free (&sj);
+  struct rule_hit *hits = max ? xcalloc (max, sizeof *hits) : NULL;
+  size_t n = ruleset_match_hits (rs, p, home, hits, max, gave_up);
+  for (size_t i = 0; i < n && i < max; i++)
+    out[i] = hits[i].rule;
+  free (hits);
   return n;
 }
 
@@ -1060,8 +1132,8 @@ ruleset_check_cases (const struct ruleset *rs, char **report)
           struct subjects sj = { 0 };
           build_subjects (&sj, p, NULL);
           struct matcher m;
-          matcher_init (&m, rs, &sj);
-          bool matched = rule_matches (&m, e, &sj);
+          matcher_init (&m, rs);
+          bool matched = rule_matches (&m, e, &sj) != NO_MATCH;
           matcher_free (&m);
           subjects_free (&sj);
           shell_parse_free (p);

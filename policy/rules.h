@@ -69,13 +69,28 @@ size_t ruleset_match (const struct ruleset *rs, const struct shell_parse *p,
                       const char *home, const struct rule **out, size_t max);
 
 /* ruleset_match, also telling in *gave_up whether matching gave up on
- * this command (a PCRE2 limit, or the work budget of one command spent):
- * the rules it could not finish are reported as matching (fail closed),
- * so a gate can say "too complex to judge" rather than name them. */
+ * this command (a PCRE2 limit, or the work budget of one of its subjects
+ * spent): the rules it could not finish are reported as matching (fail
+ * closed), so a gate can say "too complex to judge" rather than name
+ * them. */
 size_t ruleset_match_checked (const struct ruleset *rs,
                               const struct shell_parse *p, const char *home,
                               const struct rule **out, size_t max,
                               bool *gave_up);
+
+/* A rule a command matched; sure is false when it only counts as
+ * matching because matching gave up (so a gate may still trust the sure
+ * ones: a hard block that really matched is a hard block). */
+struct rule_hit
+{
+  const struct rule *rule;
+  bool sure;
+};
+
+/* ruleset_match_checked, with each hit's certainty. */
+size_t ruleset_match_hits (const struct ruleset *rs,
+                           const struct shell_parse *p, const char *home,
+                           struct rule_hit *out, size_t max, bool *gave_up);
 
 /* Look a rule up by id (NULL: none, or disabled). */
 const struct rule *ruleset_find (const struct ruleset *rs, const char *id);
@@ -86,6 +101,16 @@ int ruleset_check_cases (const struct ruleset *rs, char **report);
 
 /* The number of enabled rules and of cases, for reports. */
 size_t ruleset_count (const struct ruleset *rs, size_t *n_cases);
+
+/* The text of the i-th case of the enabled rules (0 <= i < n_cases of
+ * ruleset_count), escapes resolved (it may hold NUL bytes: *len); NULL
+ * past the end. */
+const char *ruleset_case (const struct ruleset *rs, size_t i, size_t *len);
+
+/* Case text as rule files write it: \n \t \r \e \\ and \xHH are escapes,
+ * any other backslash stands for itself (malloc'd; *len gets the length,
+ * which counts NUL bytes written as \x00). */
+char *rules_unescape_case (const char *s, size_t *len);
 
 /* The i-th enabled rule (0 <= i < ruleset_count), in file order. */
 const struct rule *ruleset_rule (const struct ruleset *rs, size_t i);

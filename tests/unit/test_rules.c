@@ -267,7 +267,7 @@ test_error_kinds (void **state)
     { "rule r\n action block\n command x\n" GOOD_RULE, "", 'd', 1,
       "rule r has no `description`" },
     { "rule r\n action block\n description d\n", "", 'd', 1,
-      "rule r has no pattern (command, line, redirect or text)" },
+      "rule r has no pattern (command, line, redirect, script or text)" },
     { "rule r\n action deny\n", "", 'd', 2,
       "`action deny` is only allowed in the administrator's rule file" },
     { "rule r\n action maybe\n", "", 'd', 2,
