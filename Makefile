@@ -159,9 +159,9 @@ UNIT_SRCS_config := broker/config.c policy/xalloc.c
 # policy/: one test per module; test_rules also runs every case of the
 # shipped rule file (policy/default.rules).
 UNIT_TESTS += shell_parse rules gate modal_mode audit_log docker_risk
-UNIT_SRCS_shell_parse := policy/shell_parse.c policy/normalize.c
-UNIT_SRCS_rules := policy/rules.c policy/shell_parse.c policy/normalize.c policy/xalloc.c
-UNIT_SRCS_gate := policy/gate.c policy/rules.c policy/shell_parse.c policy/normalize.c policy/xalloc.c
+UNIT_SRCS_shell_parse := policy/shell_parse.c policy/normalize.c policy/inline_code.c
+UNIT_SRCS_rules := policy/rules.c policy/shell_parse.c policy/normalize.c policy/inline_code.c policy/xalloc.c
+UNIT_SRCS_gate := policy/gate.c policy/rules.c policy/shell_parse.c policy/normalize.c policy/inline_code.c policy/xalloc.c
 UNIT_SRCS_modal_mode := policy/modal_mode.c policy/xalloc.c
 UNIT_SRCS_audit_log := policy/audit_log.c policy/redact.c policy/xalloc.c
 UNIT_SRCS_docker_risk := policy/docker_risk.c policy/xalloc.c
@@ -189,17 +189,26 @@ $(BUILDDIR)/fuzz_protocol: fuzz/fuzz_protocol.c helper/protocol.c helper/protoco
 	  -fno-sanitize-recover=undefined -Ihelper -o $@ fuzz/fuzz_protocol.c helper/protocol.c
 
 # normalize + tokenize of the approval gate: untrusted text of any length.
-$(BUILDDIR)/fuzz_shell_parse: fuzz/fuzz_shell_parse.c policy/shell_parse.c policy/normalize.c policy/shell_parse.h Makefile
+$(BUILDDIR)/fuzz_shell_parse: fuzz/fuzz_shell_parse.c policy/shell_parse.c policy/normalize.c policy/inline_code.c policy/shell_parse.h policy/inline_code.h Makefile
 	@mkdir -p $(BUILDDIR)
 	$(CLANG) -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=undefined -Ipolicy -o $@ fuzz/fuzz_shell_parse.c \
-	  policy/shell_parse.c policy/normalize.c $(BROKER_LIBS)
+	  policy/shell_parse.c policy/normalize.c policy/inline_code.c $(BROKER_LIBS)
+
+# the whole gate with the shipped rules: a harmless prefix never softens a
+# verdict.
+$(BUILDDIR)/fuzz_gate: fuzz/fuzz_gate.c $$(GATE_SRCS) $(wildcard policy/*.h) policy/default.rules Makefile
+	@mkdir -p $(BUILDDIR)
+	$(CLANG) -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined -Ipolicy \
+	  -DFUZZ_DEFAULT_RULES='"$(CURDIR)/policy/default.rules"' -o $@ fuzz/fuzz_gate.c \
+	  $(GATE_SRCS) $(shell $(PKG) --libs libpcre2-8) $(BROKER_LIBS)
 
 # ---- fuzzing: every harness for FUZZ_SECONDS each ----
 # Seeds: the checked-in fuzz/corpus/NAME when there is one (text inputs),
 # else written by make_seeds (binary protocol messages).
 FUZZ_SECONDS ?= 60
-FUZZERS := protocol shell_parse
+FUZZERS := protocol shell_parse gate
 fuzz: $(foreach f,$(FUZZERS),$(BUILDDIR)/fuzz_$(f)) $(BUILDDIR)/make_seeds
 	@for f in $(FUZZERS); do \
 	  mkdir -p $(BUILDDIR)/fuzz/$$f/corpus $(BUILDDIR)/fuzz/$$f/artifacts; \
@@ -215,7 +224,8 @@ fuzz: $(foreach f,$(FUZZERS),$(BUILDDIR)/fuzz_$(f)) $(BUILDDIR)/make_seeds
 TEST_TOOLS := $(BUILDDIR)/airlock-probe $(BUILDDIR)/airlock-hostile \
               $(foreach t,$(UNIT_TESTS),$(BUILDDIR)/test_$(t)) \
               $(BUILDDIR)/airlock-session-driver \
-              $(BUILDDIR)/fuzz_protocol $(BUILDDIR)/fuzz_shell_parse $(BUILDDIR)/make_seeds
+              $(BUILDDIR)/fuzz_protocol $(BUILDDIR)/fuzz_shell_parse $(BUILDDIR)/fuzz_gate \
+              $(BUILDDIR)/make_seeds
 
 # The whole suite: unit tests, a fuzz smoke run under ASan+UBSan, and the
 # command-line tests as an unprivileged user under every privilege mode.
@@ -250,7 +260,7 @@ bench: all $(BUILDDIR)/gate-bench
 	$(BUILDDIR)/gate-bench policy/default.rules
 	BUILDDIR=$(BUILDDIR) tests/bench/bench.sh
 
-GATE_SRCS := policy/gate.c policy/rules.c policy/shell_parse.c policy/normalize.c policy/xalloc.c
+GATE_SRCS := policy/gate.c policy/rules.c policy/shell_parse.c policy/normalize.c policy/inline_code.c policy/xalloc.c
 $(BUILDDIR)/gate-bench: tests/bench/gate_bench.c $(GATE_SRCS) $(wildcard policy/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ipolicy -o $@ tests/bench/gate_bench.c $(GATE_SRCS) $(LDHARDEN) \

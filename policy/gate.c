@@ -99,33 +99,28 @@ decide (struct gate_decision *d, enum gate_verdict v, const char *by)
   d->decided_by = by;
 }
 
-void
-gate_decide (const struct ruleset *rs, const struct gate_context *ctx,
-             const char *command, struct gate_decision *d)
+/* Decide for a parsed command (p is the gate's to free). */
+static void
+decide_parsed (const struct ruleset *rs, const struct gate_context *ctx,
+               struct shell_parse *p, struct gate_decision *d)
 {
   *d = (struct gate_decision){ 0 };
-  struct shell_parse *p = shell_parse (command, strlen (command));
   if (!p)
     return decide (d, GATE_DENY, "out-of-memory");
   d->truncated = p->truncated;
   const struct rules_settings *set = ruleset_settings (rs);
-  const struct rule *hits[64];
+  struct rule_hit hits[64];
   bool gave_up = false;
-  size_t n = ruleset_match_checked (rs, p, ctx->home, hits, 64, &gave_up);
+  size_t n = ruleset_match_hits (rs, p, ctx->home, hits, 64, &gave_up);
   if (n > 64)
     n = 64; /* deny and block rules come first: none of them is lost */
-  /* A command the parser or the matcher could not finish judging is not
-   * run: naming the rules it might match would only mislead. */
-  if (gave_up || p->truncated)
-    {
-      shell_parse_free (p);
-      return decide (d, GATE_DENY, "too-complex");
-    }
+  bool unsure = gave_up || p->truncated;
 
-  /* 1-2: administrator deny rules, then hard blocks. */
+  /* 1-2: administrator deny rules, then hard blocks, that really
+   * matched: what could not be judged does not hide what could. */
   for (size_t i = 0; i < n; i++)
-    if (hits[i]->action == RULE_DENY)
-      keep (d, hits[i]);
+    if (hits[i].rule->action == RULE_DENY && hits[i].sure)
+      keep (d, hits[i].rule);
   if (d->n_rules)
     {
       shell_parse_free (p);
@@ -133,12 +128,19 @@ gate_decide (const struct ruleset *rs, const struct gate_context *ctx,
     }
   bool floor = ctx->host_access || set->isolated_guards != GUARDS_ADMIN;
   for (size_t i = 0; floor && i < n; i++)
-    if (hits[i]->action == RULE_BLOCK)
-      keep (d, hits[i]);
+    if (hits[i].rule->action == RULE_BLOCK && hits[i].sure)
+      keep (d, hits[i].rule);
   if (d->n_rules)
     {
       shell_parse_free (p);
       return decide (d, GATE_DENY, "hard-block");
+    }
+  /* 0: a command the parser or the matcher could not finish judging is
+   * not run: naming the rules it might match would only mislead. */
+  if (unsure)
+    {
+      shell_parse_free (p);
+      return decide (d, GATE_DENY, "too-complex");
     }
 
   /* 3: the user's own deny list says what the agent may do, wherever it
@@ -161,18 +163,19 @@ gate_decide (const struct ruleset *rs, const struct gate_context *ctx,
   bool by_session = false;
   for (size_t i = 0; i < n; i++)
     {
-      if (hits[i]->action != RULE_APPROVE)
+      const struct rule *r = hits[i].rule;
+      if (r->action != RULE_APPROVE)
         continue;
-      bool always = id_set_has (ctx->always, hits[i]->id);
-      bool session = !always && id_set_has (ctx->session, hits[i]->id);
+      bool always = id_set_has (ctx->always, r->id);
+      bool session = !always && id_set_has (ctx->session, r->id);
       if (always || session)
         {
           by_session |= session;
           if (n_listed < GATE_MAX_RULES)
-            listed[n_listed++] = hits[i];
+            listed[n_listed++] = r;
         }
       else
-        keep (d, hits[i]);
+        keep (d, r);
     }
   if (!d->n_rules)
     {
@@ -198,6 +201,33 @@ gate_decide (const struct ruleset *rs, const struct gate_context *ctx,
     default:
       return decide (d, GATE_DENY, "mode-deny");
     }
+}
+
+void
+gate_decide (const struct ruleset *rs, const struct gate_context *ctx,
+             const char *command, struct gate_decision *d)
+{
+  decide_parsed (rs, ctx, shell_parse (command, strlen (command)), d);
+}
+
+enum gate_strictness
+gate_strictness (const struct gate_decision *d)
+{
+  static const char *const blocked[]
+      = { "hard-block", "admin-deny", "user-deny", NULL };
+  static const char *const refused[] = { "too-complex", "out-of-memory", NULL };
+  static const char *const free_to_run[]
+      = { "no-rule", "isolated", "bypass", NULL };
+  for (const char *const *b = blocked; *b; b++)
+    if (!strcmp (d->decided_by, *b))
+      return GATE_STRICT_BLOCKED;
+  for (const char *const *r = refused; *r; r++)
+    if (!strcmp (d->decided_by, *r))
+      return GATE_STRICT_REFUSED;
+  for (const char *const *f = free_to_run; *f; f++)
+    if (!strcmp (d->decided_by, *f))
+      return GATE_STRICT_ALLOW;
+  return GATE_STRICT_APPROVAL;
 }
 
 char *
@@ -238,32 +268,54 @@ gate_denial_message (const struct gate_decision *d)
   return why;
 }
 
-/* Programs that run what they read on stdin as code when given no script:
- * their input is judged as a command line too. */
-static bool
-runs_its_input (const char *command)
+/* What the command runs its stdin as: each language the tokenizer found a
+ * reader of (a shell without a script, python3 -, psql without -c ...),
+ * plus "sh" for xargs and env, whose input becomes a command's words.
+ * At most max; 0 when none reads it as code.  A parse that fails or is
+ * truncated counts as a shell reading it (gate_decide refuses it anyway). */
+static size_t
+input_langs (const char *command, const char **langs, size_t max)
 {
-  static const char *const readers[]
-      = { "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish",
-          "csh", "tcsh", "python", "python2", "python3", "perl", "ruby",
-          "node", "nodejs", "php", "lua", "tclsh", "eval", "source", ".",
-          "su", "sudo", "doas", "xargs", "env", NULL };
   struct shell_parse *p = shell_parse (command, strlen (command));
-  if (!p)
-    return true;
-  bool found = p->truncated;
-  for (size_t i = 0; i < p->n_cmds && !found; i++)
+  size_t n = 0;
+  if (!p || p->truncated)
+    langs[n++] = "sh";
+  for (size_t i = 0; p && i < p->n_cmds; i++)
     {
+      const char *l = p->cmds[i].stdin_lang;
       const char *name = p->cmds[i].words[0];
-      size_t n = strlen (name);
-      /* python3.11, perl5.36 */
-      while (n && ((name[n - 1] >= '0' && name[n - 1] <= '9') || name[n - 1] == '.'))
-        n--;
-      for (const char *const *r = readers; *r && !found; r++)
-        found = strlen (*r) == n && !strncmp (name, *r, n);
+      if (!l && (!strcmp (name, "xargs") || !strcmp (name, "env")))
+        l = "sh";
+      bool dup = !l;
+      for (size_t k = 0; k < n && !dup; k++)
+        dup = !strcmp (langs[k], l);
+      if (!dup && n < max)
+        langs[n++] = l;
     }
   shell_parse_free (p);
-  return found;
+  return n;
+}
+
+/* One decision covering two: the stricter wins; when both need an
+ * answer, one answer covers the rules of both. */
+static void
+merge (struct gate_decision *d, const struct gate_decision *in)
+{
+  if (in->verdict == GATE_ALLOW || d->verdict == GATE_DENY)
+    return;
+  if (in->verdict == GATE_DENY || d->verdict == GATE_ALLOW)
+    {
+      *d = *in;
+      return;
+    }
+  for (size_t i = 0; i < in->n_rules; i++)
+    {
+      bool dup = false;
+      for (size_t j = 0; j < d->n_rules; j++)
+        dup |= d->rules[j] == in->rules[i];
+      if (!dup)
+        keep (d, in->rules[i]);
+    }
 }
 
 void
@@ -272,24 +324,16 @@ gate_decide_input (const struct ruleset *rs, const struct gate_context *ctx,
                    struct gate_decision *d)
 {
   gate_decide (rs, ctx, command, d);
-  if (d->verdict == GATE_DENY || !input || !*input || !runs_its_input (command))
+  if (d->verdict == GATE_DENY || !input || !*input)
     return;
-  struct gate_decision in;
-  gate_decide (rs, ctx, input, &in);
-  if (in.verdict == GATE_ALLOW)
-    return;
-  if (in.verdict == GATE_DENY || d->verdict == GATE_ALLOW)
+  const char *langs[16];
+  size_t n = input_langs (command, langs, 16);
+  for (size_t i = 0; i < n && d->verdict != GATE_DENY; i++)
     {
-      *d = in;
-      return;
-    }
-  /* Both need an answer: one answer covers the rules of both. */
-  for (size_t i = 0; i < in.n_rules; i++)
-    {
-      bool dup = false;
-      for (size_t j = 0; j < d->n_rules; j++)
-        dup |= d->rules[j] == in.rules[i];
-      if (!dup)
-        keep (d, in.rules[i]);
+      struct gate_decision in;
+      decide_parsed (rs, ctx, shell_parse_script (langs[i], input,
+                                                  strlen (input)),
+                     &in);
+      merge (d, &in);
     }
 }

@@ -97,6 +97,28 @@ void gate_decide_input (const struct ruleset *rs,
                         const struct gate_context *ctx, const char *command,
                         const char *input, struct gate_decision *out);
 
+/* How strict a decision is, to compare two decisions made in the same
+ * context (the gate's promise: adding harmless text to a command never
+ * makes its decision less strict):
+ *   GATE_STRICT_ALLOW     allowed, no rule needed an answer (no-rule,
+ *                         isolated, bypass)
+ *   GATE_STRICT_APPROVAL  a dangerous rule matched: needs or had an answer
+ *                         (pending, mode-deny, mode-approve,
+ *                         approve-mode-forbidden, allowlist,
+ *                         session-approval, and the answers)
+ *   GATE_STRICT_REFUSED   refused because it could not be judged
+ *                         (too-complex, out-of-memory)
+ *   GATE_STRICT_BLOCKED   refused by a rule nobody can approve
+ *                         (hard-block, admin-deny, user-deny) */
+enum gate_strictness
+{
+  GATE_STRICT_ALLOW,
+  GATE_STRICT_APPROVAL,
+  GATE_STRICT_REFUSED,
+  GATE_STRICT_BLOCKED,
+};
+enum gate_strictness gate_strictness (const struct gate_decision *d);
+
 /* What to tell the agent or person about a denial (malloc'd): what
  * matched and why it is refused, and that rephrasing will not help. */
 char *gate_denial_message (const struct gate_decision *d);

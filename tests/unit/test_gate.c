@@ -14,6 +14,9 @@
 
 #include "gate.h"
 
+#define N_ELEMENTS(a) (sizeof (a) / sizeof ((a)[0]))
+#define SHIPPED_RULES AIRLOCK_SOURCE_DIR "/policy/default.rules"
+
 static char dir[] = "/tmp/airlock-test-gate.XXXXXX";
 static char default_path[256], admin_path[256];
 
@@ -250,8 +253,14 @@ test_input_run_as_code (void **state)
   gate_decide_input (rs, &c, "bash", "cd /\nrm -rf /\n", &d);
   assert_int_equal (d.verdict, GATE_DENY);
   assert_string_equal (d.decided_by, "hard-block");
+  /* python3 - reads Python: judged as Python, with what it hands a shell */
   gate_decide_input (rs, &c, "/usr/bin/python3.11 -", "rm -rf build", &d);
+  assert_string_equal (d.decided_by, "no-rule");
+  gate_decide_input (rs, &c, "/usr/bin/python3.11 -",
+                     "import os\nos.system('rm -rf build')\n", &d);
   assert_string_equal (d.decided_by, "mode-deny");
+  gate_decide_input (rs, &c, "python3 script.py", "import os\nos.system('rm -r x')", &d);
+  assert_string_equal (d.decided_by, "no-rule"); /* input for a script: data */
   gate_decide_input (rs, &c, "cd x && sh -s", "rm -r build", &d);
   assert_string_equal (d.decided_by, "mode-deny");
   expect (rs, &c, "cat > notes.txt", GATE_ALLOW, "no-rule");
@@ -284,6 +293,217 @@ test_too_complex_is_refused (void **state)
   char *m = gate_denial_message (&d);
   assert_non_null (strstr (m, "too complex"));
   free (m);
+  ruleset_free (rs);
+}
+
+/* A hard block that really matched is reported as one even when the rest
+ * of the command is too complex to judge: what could not be judged does
+ * not hide what could (and a verdict never softens when text is added). */
+static void
+test_hard_block_beats_too_complex (void **state)
+{
+  (void) state;
+  struct ruleset *rs = load (NULL);
+  struct gate_context c = host (GATE_MODE_ASK);
+  char cmd[2000] = "rm -rf /; ";
+  for (int i = 0; i < 100; i++)
+    strcat (cmd, "$(");
+  strcat (cmd, "ls");
+  expect (rs, &c, cmd, GATE_DENY, "hard-block");
+  expect (rs, &c, cmd + 10, GATE_DENY, "too-complex");
+  ruleset_free (rs);
+}
+
+static void
+test_strictness_order (void **state)
+{
+  (void) state;
+  struct ruleset *rs = load (NULL);
+  struct gate_context c = host (GATE_MODE_ASK);
+  struct gate_decision d;
+  static const struct
+  {
+    const char *cmd;
+    enum gate_strictness want;
+  } t[] = {
+    { "ls", GATE_STRICT_ALLOW },
+    { "rm -r build", GATE_STRICT_APPROVAL },
+    { "rm -rf /", GATE_STRICT_BLOCKED },
+  };
+  for (size_t i = 0; i < N_ELEMENTS (t); i++)
+    {
+      gate_decide (rs, &c, t[i].cmd, &d);
+      assert_int_equal (gate_strictness (&d), t[i].want);
+    }
+  c.mode = GATE_MODE_DENY;
+  gate_decide (rs, &c, "rm -r build", &d);
+  assert_int_equal (gate_strictness (&d), GATE_STRICT_APPROVAL);
+  c.mode = GATE_MODE_APPROVE;
+  gate_decide (rs, &c, "rm -r build", &d);
+  assert_int_equal (gate_strictness (&d), GATE_STRICT_APPROVAL);
+  d.decided_by = "too-complex";
+  assert_int_equal (gate_strictness (&d), GATE_STRICT_REFUSED);
+  assert_true (GATE_STRICT_ALLOW < GATE_STRICT_APPROVAL
+               && GATE_STRICT_APPROVAL < GATE_STRICT_REFUSED
+               && GATE_STRICT_REFUSED < GATE_STRICT_BLOCKED);
+  ruleset_free (rs);
+}
+
+/* ---- the shipped rules ---- */
+
+static struct ruleset *
+load_shipped (void)
+{
+  char *err = NULL;
+  struct ruleset *rs = ruleset_load (SHIPPED_RULES, NULL, &err);
+  if (!rs)
+    fail_msg ("%s", err);
+  return rs;
+}
+
+static const char *const harmless_prefixes[] = { "true; ", ": ; ", "cd . && " };
+
+/* verdict(P + C) is at least as strict as verdict(C), for every case of
+ * every shipped rule and every harmless prefix P (the property the
+ * fuzz_gate harness checks on random input). */
+static void
+test_prefix_never_softens (void **state)
+{
+  (void) state;
+  struct ruleset *rs = load_shipped ();
+  struct gate_context c = { .mode = GATE_MODE_ASK, .host_access = true,
+                            .home = "/home/agent" };
+  size_t n_cases = 0, failures = 0, checked = 0;
+  ruleset_count (rs, &n_cases);
+  assert_true (n_cases >= 924);
+  for (size_t i = 0; i < n_cases; i++)
+    {
+      size_t len;
+      const char *text = ruleset_case (rs, i, &len);
+      assert_non_null (text);
+      if (memchr (text, '\0', len))
+        continue; /* the gate takes C strings */
+      struct gate_decision base;
+      gate_decide (rs, &c, text, &base);
+      for (size_t k = 0; k < N_ELEMENTS (harmless_prefixes); k++)
+        {
+          char *pc;
+          assert_true (asprintf (&pc, "%s%s", harmless_prefixes[k], text) > 0);
+          struct gate_decision d;
+          gate_decide (rs, &c, pc, &d);
+          checked++;
+          if (gate_strictness (&d) < gate_strictness (&base))
+            {
+              print_error ("softened: [%s] %s -> [%s] %s\n", text,
+                           base.decided_by, pc, d.decided_by);
+              failures++;
+            }
+          free (pc);
+        }
+    }
+  print_message ("%zu prefixed cases checked\n", checked);
+  assert_int_equal (failures, 0);
+  /* a command that is too complex stays so with a prefix (the nested
+   * scripts' budget is per top-level command) */
+  char cmd[400] = "";
+  for (int i = 0; i < 40; i++)
+    strcat (cmd, "eval ");
+  strcat (cmd, "rm -r x");
+  struct gate_decision d;
+  gate_decide (rs, &c, cmd, &d);
+  assert_string_equal (d.decided_by, "too-complex");
+  for (size_t k = 0; k < N_ELEMENTS (harmless_prefixes); k++)
+    {
+      char *pc;
+      assert_true (asprintf (&pc, "%s%s", harmless_prefixes[k], cmd) > 0);
+      gate_decide (rs, &c, pc, &d);
+      assert_string_equal (d.decided_by, "too-complex");
+      free (pc);
+    }
+  ruleset_free (rs);
+}
+
+/* Every command of a table (tests/gate/NAME.txt: one per line, the
+ * escapes of rule cases, # comments) decided in deny mode with the
+ * shipped rules: each must be allowed (want_allow) or refused. */
+static void
+run_table (const char *name, bool want_allow)
+{
+  struct ruleset *rs = load_shipped ();
+  struct gate_context c = { .mode = GATE_MODE_DENY, .host_access = true,
+                            .home = "/home/agent" };
+  char path[512];
+  snprintf (path, sizeof path, "%s/tests/gate/%s.txt", AIRLOCK_SOURCE_DIR,
+            name);
+  FILE *f = fopen (path, "r");
+  if (!f)
+    fail_msg ("%s: cannot open", path);
+  char *line = NULL;
+  size_t cap = 0, n_lines = 0, wrong = 0;
+  ssize_t n;
+  while ((n = getline (&line, &cap, f)) > 0)
+    {
+      if (line[n - 1] == '\n')
+        line[--n] = '\0';
+      if (!*line || line[0] == '#')
+        continue;
+      size_t len;
+      char *cmd = rules_unescape_case (line, &len);
+      struct gate_decision d;
+      gate_decide (rs, &c, cmd, &d);
+      n_lines++;
+      if ((d.verdict == GATE_ALLOW) != want_allow)
+        {
+          wrong++;
+          print_error ("%s: %s by %s%s%s: %s\n", name,
+                       d.verdict == GATE_ALLOW ? "allowed" : "refused",
+                       d.decided_by, d.n_rules ? " " : "",
+                       d.n_rules ? d.rules[0]->id : "", line);
+        }
+      free (cmd);
+    }
+  free (line);
+  fclose (f);
+  print_message ("%s: %zu commands, %zu wrong\n", name, n_lines, wrong);
+  assert_true (n_lines >= 150);
+  assert_int_equal (wrong, 0);
+  ruleset_free (rs);
+}
+
+static void
+test_table_dangerous (void **state)
+{
+  (void) state;
+  run_table ("dangerous", false);
+}
+
+static void
+test_table_ordinary (void **state)
+{
+  (void) state;
+  run_table ("ordinary", true);
+}
+
+/* What runs is judged, not how it is spelled: the shells' and
+ * interpreters' scripts by their commands, quoted data never. */
+static void
+test_judged_by_what_runs (void **state)
+{
+  (void) state;
+  struct ruleset *rs = load_shipped ();
+  struct gate_context c = { .mode = GATE_MODE_DENY, .host_access = true };
+  expect (rs, &c, "bash -c 'ls -la'", GATE_ALLOW, "no-rule");
+  expect (rs, &c, "python3 -c 'print(1)'", GATE_ALLOW, "no-rule");
+  expect (rs, &c, "node -e 'console.log(1)'", GATE_ALLOW, "no-rule");
+  expect (rs, &c, "python3 - <<'EOF'\nprint(1)\nEOF", GATE_ALLOW, "no-rule");
+  expect (rs, &c, "chmod +x x.sh && ./x.sh", GATE_ALLOW, "no-rule");
+  expect (rs, &c, "echo 'DROP TABLE x' | grep DROP", GATE_ALLOW, "no-rule");
+  expect (rs, &c, "cat /etc/passwd", GATE_ALLOW, "no-rule");
+  expect (rs, &c, "{rm,-rf,/}", GATE_DENY, "hard-block");
+  expect (rs, &c, "python3 -c 'import os; os.system(\"rm -rf /\")'",
+          GATE_DENY, "hard-block");
+  expect (rs, &c, "bash -c \"$X\"", GATE_DENY, "mode-deny");
+  expect (rs, &c, "psql -c 'DROP TABLE users'", GATE_DENY, "mode-deny");
   ruleset_free (rs);
 }
 
@@ -337,6 +557,12 @@ main (void)
     cmocka_unit_test (test_denial_message),
     cmocka_unit_test (test_too_complex_is_refused),
     cmocka_unit_test (test_input_run_as_code),
+    cmocka_unit_test (test_hard_block_beats_too_complex),
+    cmocka_unit_test (test_strictness_order),
+    cmocka_unit_test (test_prefix_never_softens),
+    cmocka_unit_test (test_table_dangerous),
+    cmocka_unit_test (test_table_ordinary),
+    cmocka_unit_test (test_judged_by_what_runs),
     cmocka_unit_test (test_mode_names),
   };
   return cmocka_run_group_tests (tests, setup, teardown);
