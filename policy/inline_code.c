@@ -104,6 +104,7 @@ enum call_kind
   K_OPEN,   /* open("cmd |"), open("| cmd"), open(FH, "-|", cmd...) */
   K_IMPORT, /* require(x), import(x): a name only known at run time */
   K_OPAQUE, /* runs something this scanner does not read */
+  K_DOWNLOAD, /* urlretrieve(url, path): path is downloaded */
 };
 
 enum
@@ -163,6 +164,7 @@ static const struct call_def python_calls[] = {
   { "posix_spawn", K_SKIP1, 0, NULL },
   { "posix_spawnp", K_SKIP1, 0, NULL },
   { "create_subprocess_shell", K_SHELL, 0, NULL },
+  { "urlretrieve", K_DOWNLOAD, 0, NULL },
   { "create_subprocess_exec", K_PROG, 0, NULL },
   { "exec", K_EVAL, F_BARE, NULL },
   { "eval", K_EVAL, F_BARE, NULL },
@@ -260,6 +262,7 @@ static const struct call_def r_calls[] = {
   { "system2", K_PROG, 0, NULL },
   { "pipe", K_SHELL, F_BARE, NULL },
   { "eval", K_EVAL, F_BARE, NULL },
+  { "download.file", K_DOWNLOAD, 0, NULL },
   { NULL, 0, 0, NULL },
 };
 
@@ -738,8 +741,10 @@ lex (struct scan *S)
           || (c == '$' && dollar_ident))
         {
           size_t q = p + 1;
+          bool r_lang = strcmp (L->name, "r") == 0; /* download.file */
           while (q < S->n && (ident_byte ((unsigned char) s[q])
-                              || (dollar_ident && s[q] == '$')))
+                              || (dollar_ident && s[q] == '$')
+                              || (r_lang && s[q] == '.')))
             q++;
           size_t len = q - p;
           char next = q < S->n ? s[q] : '\0';
@@ -1017,16 +1022,16 @@ in_list (const char *list, const char *s, size_t len)
 static const char *
 self_path (const struct scan *S, size_t i)
 {
-  static const char *const names[][3] = {
-    { "python", "sys", "executable" },
-    { "node", "process", "execPath" },
+  static const char *const names[][4] = {
+    { "python", "sys", "executable", "python3" },
+    { "node", "process", "execPath", "node" },
   };
   if (!is_punct (&S->t[i + 1], "."))
     return NULL;
   for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
     if (strcmp (S->L->name, names[k][0]) == 0 && ident_is (S, &S->t[i], names[k][1])
         && ident_is (S, &S->t[i + 2], names[k][2]))
-      return names[k][0];
+      return names[k][3];
   return NULL;
 }
 
@@ -1367,6 +1372,15 @@ read_call (struct scan *S, const struct call_def *d, size_t a, size_t b)
     case K_OPAQUE:
       eval_string (S, a, b, &out, &dynamic);
       emit (S, CODE_RUNS_SHELL, &out, true);
+      free (out.s);
+      return;
+    case K_DOWNLOAD:
+      if (n > 1)
+        {
+          eval_string (S, parts[1][0], parts[1][1], &out, &dynamic);
+          if (!dynamic)
+            emit (S, CODE_DOWNLOADS, &out, true);
+        }
       free (out.s);
       return;
     }

@@ -22,6 +22,9 @@ enum code_run
   CODE_RUNS_SHELL,
   /* Code in the same language (eval, exec, Function, load ...). */
   CODE_RUNS_CODE,
+  /* Not run: a file the code downloads (urlretrieve(url, "x.sh")), named
+   * by text; its content is only known when it runs. */
+  CODE_DOWNLOADS,
 };
 
 /* text[0..len) is what runs; dynamic: some of it is only known at run

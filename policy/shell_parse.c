@@ -1029,8 +1029,9 @@ lex_word (struct parser *P, struct text *T, struct frame *F, struct word *w)
         default:
           if (c == '{' || c == ',' || c == '}')
             wbrace (P, w);
-          else if ((c == '*' || c == '?' || c == '[') && w)
-            w->expands = true; /* a glob: file names */
+          else if ((c == '*' || c == '?' || c == '[') && w
+                   && !(w->len && w->v[w->len - 1] == '$' && c != '['))
+            w->expands = true; /* a glob: file names ($? and $* are not) */
           wlit (P, w, (char) c);
           advance (P, T);
         }
@@ -2056,7 +2057,10 @@ classify_runner (char *const *w, size_t a, size_t b, struct code_spec *cs)
           char c = x[j];
           if (strchr (r->code_opts, c))
             {
-              if (x[j + 1])
+              /* node -pe CODE: the rest of the word is more code options */
+              bool more = x[j + 1]
+                          && strspn (x + j + 1, r->code_opts) == strlen (x + j + 1);
+              if (x[j + 1] && !more)
                 add_piece (cs, i, j + 1);
               else if (i + 1 < b)
                 add_piece (cs, ++i, 0);
@@ -2920,6 +2924,13 @@ judge_var_readings (struct parser *P, unsigned depth, size_t slot)
   char **words = c->words;
   const bool *expanded = c->expanded;
   const char *path = c->path;
+  /* every character any literal IFS holds */
+  char ifs[64] = "";
+  for (size_t v = 0; v < P->n_vars; v++)
+    if (strcmp (P->vars[v].name, "IFS") == 0)
+      for (const char *q = P->vars[v].value; *q && strlen (ifs) + 1 < sizeof ifs; q++)
+        if (!strchr (ifs, *q))
+          strncat (ifs, q, 1);
   for (size_t r = 0; r < combos && !P->stop; r++)
     {
       struct word line;
@@ -2946,7 +2957,12 @@ judge_var_readings (struct parser *P, unsigned depth, size_t slot)
           if (i)
             wputc (P, &line, ' ');
           const char *x = pick != SIZE_MAX ? P->vars[pick].value : w;
+          size_t from = line.len;
           wput (P, &line, x, strlen (x));
+          /* IFS=, makes commas split words as blanks do */
+          for (size_t k = from; pick != SIZE_MAX && ifs[0] && k < line.len; k++)
+            if (strchr (ifs, line.v[k]))
+              line.v[k] = ' ';
         }
       if (line.v && spend_copy (P, line.len))
         run_script (P, depth, "sh", line.v, line.len, false);
@@ -3013,12 +3029,64 @@ output_file (const struct shell_command *c)
 
 /* echo TEXT > F, printf TEXT > F: F's content is known (or dynamic); cat
  * > F <<EOF and tee F <<EOF: the body will be (noted on the heredoc). */
+/* curl -o F URL, curl -O URL, wget URL, wget -O F URL: the file a
+ * download writes (NULL: standard output or none); its content is only
+ * known when it runs. */
+static const char *
+download_file (const struct shell_command *c, struct word *scratch,
+               struct parser *P)
+{
+  bool curl = strcmp (c->words[0], "curl") == 0;
+  if (!curl && strcmp (c->words[0], "wget") != 0)
+    return NULL;
+  const char *out = NULL, *url = NULL;
+  bool remote_name = !curl; /* wget names the file after the URL */
+  for (size_t i = 1; i < c->n_words; i++)
+    {
+      const char *x = c->words[i];
+      if (strncmp (x, "--output=", 9) == 0 || strncmp (x, "--output-document=", 18) == 0)
+        out = strchr (x, '=') + 1;
+      else if ((strcmp (x, "--output") == 0 || strcmp (x, "--output-document") == 0)
+               && i + 1 < c->n_words)
+        out = c->words[++i];
+      else if (x[0] == '-' && x[1] != '-')
+        {
+          const char *o = strchr (x, curl ? 'o' : 'O');
+          if (curl && strchr (x, 'O'))
+            remote_name = true;
+          if (o)
+            out = o[1] ? o + 1 : i + 1 < c->n_words ? c->words[++i] : NULL;
+        }
+      else if (strstr (x, "://"))
+        url = x;
+    }
+  if (out)
+    return strcmp (out, "-") == 0 ? NULL : out;
+  if (!remote_name || !url)
+    return NULL;
+  /* the last component of the URL's path */
+  const char *path = strstr (url, "://") + 3;
+  size_t n = strcspn (path, "?#");
+  const char *slash = memrchr (path, '/', n);
+  if (!slash || slash + 1 >= path + n)
+    return NULL;
+  scratch->len = 0;
+  wput (P, scratch, slash + 1, (size_t) (path + n - slash - 1));
+  return scratch->v;
+}
+
 static void
 note_writes (struct parser *P, struct text *T, size_t slot, size_t hd_first)
 {
   const struct shell_command *c = &P->out->cmds[slot];
   const char *name = c->words[0];
   const char *out = output_file (c);
+  struct word url_name;
+  word_init (&url_name);
+  const char *got = download_file (c, &url_name, P);
+  if (got)
+    note_write (P, got, "", 0, true);
+  free (url_name.v);
   if (strcmp (name, "tee") == 0)
     for (size_t i = 1; i < c->n_words && !out; i++)
       if (c->words[i][0] != '-')
@@ -3819,6 +3887,14 @@ code_runs (void *data, enum code_run what, const char *text, size_t len,
            bool dynamic)
 {
   struct code_ctx *c = data;
+  if (what == CODE_DOWNLOADS)
+    {
+      char *path = dup_n (c->P, text, len);
+      if (path)
+        note_write (c->P, path, "", 0, true);
+      free (path);
+      return;
+    }
   run_script (c->P, c->depth, what == CODE_RUNS_SHELL ? "sh" : c->lang, text,
               len, dynamic);
 }

@@ -593,7 +593,11 @@ test_scopes (void **state)
               "rule txt\n action approve\n description t\n"
               "  text ^echo 'hi'  there$\n"
               "rule caseless\n action approve\n description ci\n"
-              "  text (?i)drop table\n");
+              "  text (?i)drop table\n"
+              "rule code\n action approve\n description py\n"
+              "  script ^python print\\(1\\)$\n"
+              "rule dyn\n action approve\n description d\n"
+              "  script ^dynamic-sh \\$x$\n");
   struct ruleset *rs = load_ok (false);
   /* Words: quotes removed, the command name reduced to its basename. */
   expect_ids (rs, "/bin/rm -rf 'x'", NULL, "cmd");
@@ -608,6 +612,13 @@ test_scopes (void **state)
   expect_ids (rs, "echo 'hi'  there", NULL, "txt");
   expect_ids (rs, "echo hi there", NULL, "");
   expect_ids (rs, "psql -c 'DROP TABLE x'", NULL, "caseless");
+  /* The script scope: LANG TEXT of what a shell or interpreter runs. */
+  expect_ids (rs, "python3 -c 'print(1)'", NULL, "code");
+  expect_ids (rs, "echo python3 -c 'print(1)'", NULL, "");
+  expect_ids (rs, "bash -c \"$x\"", NULL, "dyn");
+  expect_ids (rs, "bash -c '$x'", NULL, "");
+  /* an empty argument does not hide the words after it */
+  expect_ids (rs, "/bin/rm '' -rf 'x'", NULL, "");
   ruleset_free (rs);
 }
 
@@ -710,6 +721,50 @@ test_work_budget_spans_start_positions (void **state)
   ruleset_free (rs);
 }
 
+/* Budgets are per subject: a subject that exhausts its own does not
+ * make the matching of the others give up, and a rule that really
+ * matched is reported as sure. */
+static void
+test_budget_per_subject (void **state)
+{
+  (void) state;
+  write_text (def_path,
+              "rule quad\n action approve\n description quadratic\n"
+              "  command (*NO_START_OPT)a[ax]*c\n"
+              "rule rm\n action block\n description rm\n"
+              "  command ^rm -rf /$\n");
+  struct ruleset *rs = load_ok (false);
+  size_t n = 40000;
+  char *cmd = malloc (n + 32);
+  assert_non_null (cmd);
+  strcpy (cmd, "rm -rf /; echo ");
+  size_t k = strlen (cmd);
+  memset (cmd + k, 'a', n);
+  strcpy (cmd + k + n, "b");
+  struct shell_parse *p = shell_parse (cmd, strlen (cmd));
+  assert_non_null (p);
+  struct rule_hit hits[4];
+  bool gave_up = false;
+  size_t m = ruleset_match_hits (rs, p, NULL, hits, 4, &gave_up);
+  assert_true (gave_up);
+  assert_int_equal (m, 2);
+  /* blocks are matched first: rm, surely; quad only counted */
+  assert_string_equal (hits[0].rule->id, "rm");
+  assert_true (hits[0].sure);
+  assert_string_equal (hits[1].rule->id, "quad");
+  assert_false (hits[1].sure);
+  shell_parse_free (p);
+  /* the same long subject alone: the other rule is an honest no */
+  p = shell_parse (cmd + 10, strlen (cmd + 10));
+  m = ruleset_match_hits (rs, p, NULL, hits, 4, &gave_up);
+  assert_true (gave_up);
+  assert_int_equal (m, 1);
+  assert_string_equal (hits[0].rule->id, "quad");
+  shell_parse_free (p);
+  free (cmd);
+  ruleset_free (rs);
+}
+
 int
 main (void)
 {
@@ -729,6 +784,7 @@ main (void)
     T (test_home_folding),
     T (test_match_limit_fails_closed),
     T (test_work_budget_spans_start_positions),
+    T (test_budget_per_subject),
   };
 #undef T
   return cmocka_run_group_tests_name ("rules", tests, NULL, NULL);

@@ -834,6 +834,316 @@ test_shell_command_text (void **state)
   shell_parse_free (NULL);
 }
 
+/* ---- scripts ---- */
+
+static char *repeat (const char *pre, const char *unit, size_t k,
+                     const char *post);
+
+/* The scripts of `input`, in order, as the rules see them: "LANG TEXT",
+ * "dynamic-LANG TEXT" when built at run time. */
+static void
+expect_scripts (struct shell_parse *p, const char *input,
+                const char *const *want)
+{
+  size_t n = 0;
+  while (want[n])
+    n++;
+  bool ok = p->n_scripts == n;
+  char **got = calloc (p->n_scripts + 1, sizeof *got);
+  assert_non_null (got);
+  for (size_t i = 0; i < p->n_scripts; i++)
+    {
+      const struct shell_script *sc = &p->scripts[i];
+      assert_true (asprintf (&got[i], "%s%s %.*s", sc->dynamic ? "dynamic-" : "",
+                             sc->lang, (int) sc->len, sc->text) > 0);
+      if (i < n && strcmp (got[i], want[i]) != 0)
+        ok = false;
+    }
+  if (!ok)
+    {
+      print_error ("input: %s\n", input);
+      for (size_t i = 0; i < p->n_scripts; i++)
+        print_error ("  got  [%zu] %s\n", i, got[i]);
+      for (size_t i = 0; i < n; i++)
+        print_error ("  want [%zu] %s\n", i, want[i]);
+    }
+  for (size_t i = 0; i < p->n_scripts; i++)
+    free (got[i]);
+  free (got);
+  assert_true (ok);
+}
+
+#define SCRIPTS(input, ...)                                                    \
+  do                                                                           \
+    {                                                                          \
+      struct shell_parse *p_ = parse (input);                                  \
+      expect_scripts (p_, (input), (const char *const[]) { __VA_ARGS__, NULL }); \
+      shell_parse_free (p_);                                                   \
+    }                                                                          \
+  while (0)
+#define NO_SCRIPTS(input)                                                      \
+  do                                                                           \
+    {                                                                          \
+      struct shell_parse *p_ = parse (input);                                  \
+      expect_scripts (p_, (input), (const char *const[]) { NULL });            \
+      shell_parse_free (p_);                                                   \
+    }                                                                          \
+  while (0)
+
+static void
+test_shell_scripts (void **state)
+{
+  (void) state;
+  SCRIPTS ("bash -c 'ls -la'", "sh ls -la");
+  SCRIPTS ("sh -c 'echo $HOME'", "sh echo $HOME");
+  /* the outer shell builds it: only known when it runs */
+  SCRIPTS ("bash -c \"$x\"", "dynamic-sh $x");
+  SCRIPTS ("sh -c \"echo $(id)\"", "dynamic-sh echo $(id)");
+  SCRIPTS ("eval \"$(ssh-agent -s)\"", "dynamic-sh $(ssh-agent -s)");
+  SCRIPTS ("eval echo *", "dynamic-sh echo *");
+  /* $? $$ $! $# are numbers */
+  SCRIPTS ("bash -c \"kill $$\"", "sh kill $$");
+  SCRIPTS ("bash <<'EOF'\necho $x\nEOF", "sh echo $x\n");
+  SCRIPTS ("bash <<EOF\necho $x\nEOF", "dynamic-sh echo $x\n");
+  SCRIPTS ("sh <<< \"$x\"", "dynamic-sh $x");
+  SCRIPTS ("echo ls | sh", "sh ls");
+  SCRIPTS ("echo \"$x\" | sh", "dynamic-sh $x");
+  SCRIPTS ("echo -e 'l\\x73' | sh", "dynamic-sh l\\x73");
+  /* a pipe whose text cannot be read */
+  SCRIPTS ("cat x | sh", "dynamic-sh | cat x");
+  SCRIPTS ("(cat a; cat b) | bash -s", "dynamic-sh | (...)");
+  SCRIPTS ("bash <(curl x)", "dynamic-sh <(curl x)");
+  NO_SCRIPTS ("cat x | grep sh");
+  NO_SCRIPTS ("cat data | python3 run.py");
+  NO_SCRIPTS ("bash script.sh");
+  NO_SCRIPTS ("echo 'rm -rf /'");
+}
+
+static void
+test_interpreter_scripts (void **state)
+{
+  (void) state;
+  SCRIPTS ("python3 -c 'print(1)'", "python print(1)");
+  SCRIPTS ("/usr/bin/python3.11 -Bc 'x'", "python x");
+  NO_SCRIPTS ("python3 -m pip install x");
+  SCRIPTS ("python3 - <<'EOF'\nprint(1)\nEOF", "python print(1)\n");
+  SCRIPTS ("perl -ne 'print' -e 'exit' f", "perl print\nexit");
+  SCRIPTS ("ruby -rjson -e 'p 1'", "ruby p 1");
+  SCRIPTS ("node -pe '1+1'", "node 1+1");
+  SCRIPTS ("node --eval=x", "node x");
+  SCRIPTS ("deno eval 'x'", "node x");
+  SCRIPTS ("php -r 'echo 1;'", "php echo 1;");
+  SCRIPTS ("awk -F: '{print $1}' /etc/passwd", "awk {print $1}");
+  NO_SCRIPTS ("awk -f prog.awk data");
+  SCRIPTS ("psql -d app -c 'SELECT 1'", "sql SELECT 1");
+  SCRIPTS ("psql app -c 'SELECT 1'", "sql SELECT 1");
+  SCRIPTS ("mysql -u root -ppw -e 'SHOW TABLES'", "sql SHOW TABLES");
+  SCRIPTS ("sqlite3 app.db 'select 1' 'select 2'", "sql select 1\nselect 2");
+  SCRIPTS ("sqlite3 -cmd 'pragma x' app.db", "sql pragma x");
+  SCRIPTS ("mongo app --eval 'db.x.find()'", "mongo db.x.find()");
+  SCRIPTS ("redis-cli -h host -n 2 FLUSHDB", "redis FLUSHDB");
+  SCRIPTS ("redis-cli GET \"$key\"", "redis GET $key");
+  SCRIPTS ("echo 'DROP TABLE x' | psql", "sql DROP TABLE x");
+  SCRIPTS ("psql <<'EOF'\nSELECT 1;\nEOF", "sql SELECT 1;\n");
+  SCRIPTS ("python3 -c \"print('$HOME')\"", "dynamic-python print('$HOME')");
+  NO_SCRIPTS ("psql -f setup.sql");
+  /* what reads stdin as code */
+  static const struct
+  {
+    const char *cmd, *lang;
+  } t[] = {
+    { "python3", "python" }, { "python3 -", "python" }, { "python3 x.py", NULL },
+    { "python3 -c x", NULL }, { "bash -s", "sh" },      { "bash x.sh", NULL },
+    { "psql app", "sql" },    { "psql -c x", NULL },     { "sqlite3 db", "sql" },
+    { "redis-cli", "redis" }, { "source /dev/stdin", "sh" }, { "cat", NULL },
+    { "sudo -u pg psql", "sql" },
+  };
+  for (size_t i = 0; i < N_ELEMENTS (t); i++)
+    {
+      struct shell_parse *p = parse (t[i].cmd);
+      const char *got = p->cmds[0].stdin_lang;
+      if (!(got == t[i].lang || (got && t[i].lang && !strcmp (got, t[i].lang))))
+        fail_msg ("%s: stdin read as %s, want %s", t[i].cmd, got ? got : "data",
+                  t[i].lang ? t[i].lang : "data");
+      shell_parse_free (p);
+    }
+}
+
+/* Inline code: the command lines it hands a shell are commands. */
+static void
+test_inline_code (void **state)
+{
+  (void) state;
+  EXPECT ("python3 -c 'import os; os.system(\"rm -rf /\")'",
+          "python3 -c import os; os.system(\"rm -rf /\")", "rm -rf /");
+  EXPECT ("python3 -c \"import subprocess; subprocess.run(['rm', '-rf', 'a b'])\"",
+          "python3 -c import subprocess; subprocess.run(['rm', '-rf', 'a b'])",
+          "rm -rf a b");
+  struct shell_parse *p = parse ("python3 -c \"subprocess.call(['echo', 'a b'])\"");
+  assert_int_equal (p->cmds[1].n_words, 2);
+  assert_string_equal (p->cmds[1].words[1], "a b");
+  shell_parse_free (p);
+  EXPECT ("python3 -c \"os.system('r' + 'm x')\"", "python3 -c os.system('r' + 'm x')",
+          "rm x");
+  EXPECT ("python3 -c \"exec('os.system(\\\"reboot\\\")')\"",
+          "python3 -c exec('os.system(\"reboot\")')", "reboot");
+  EXPECT ("node -e \"require('child_process').execSync('reboot')\"",
+          "node -e require('child_process').execSync('reboot')", "reboot");
+  EXPECT ("perl -e 'system \"reboot\"; `halt`'", "perl -e system \"reboot\"; `halt`",
+          "reboot", "halt");
+  EXPECT ("ruby -e 'system(\"rm\", \"-rf\", \"x\")'",
+          "ruby -e system(\"rm\", \"-rf\", \"x\")", "rm -rf x");
+  EXPECT ("php -r 'shell_exec(\"reboot\");'", "php -r shell_exec(\"reboot\");",
+          "reboot");
+  EXPECT ("lua -e 'os.execute(\"reboot\")'", "lua -e os.execute(\"reboot\")",
+          "reboot");
+  EXPECT ("awk 'BEGIN{system(\"reboot\")}'", "awk BEGIN{system(\"reboot\")}",
+          "reboot");
+  EXPECT ("python3 - <<'EOF'\nimport os\nos.system('reboot')\nEOF", "python3 -",
+          "reboot");
+  /* not a shell: a method of the same name, an interpreter's own path */
+  EXPECT ("python3 -c 'print(platform.system())'",
+          "python3 -c print(platform.system())");
+  EXPECT ("python3 -c 'subprocess.run([sys.executable, \"-V\"])'",
+          "python3 -c subprocess.run([sys.executable, \"-V\"])", "python3 -V");
+  /* only known at run time */
+  SCRIPTS ("python3 -c 'os.system(cmd)'", "python os.system(cmd)", "dynamic-sh $_");
+  SCRIPTS ("python3 -c 'os.system(f\"rm {p}\")'", "python os.system(f\"rm {p}\")",
+           "dynamic-sh rm $_");
+  SCRIPTS ("python3 -c 'subprocess.run([\"git\", \"add\", f])'",
+           "python subprocess.run([\"git\", \"add\", f])", "sh 'git' 'add' $_");
+  SCRIPTS ("python3 -c 'getattr(os, \"system\")(\"id\")'",
+           "python getattr(os, \"system\")(\"id\")", "dynamic-sh ");
+  /* a script of code read as input */
+  p = shell_parse_script ("python", "import os\nos.system('reboot')\n", 30);
+  assert_non_null (p);
+  assert_int_equal (p->n_scripts, 2);
+  assert_string_equal (p->scripts[0].lang, "python");
+  assert_int_equal (p->n_cmds, 1);
+  assert_string_equal (p->cmds[0].words[0], "reboot");
+  assert_int_equal (p->cmds[0].depth, 2); /* the code one level, what it runs another */
+  shell_parse_free (p);
+}
+
+static void
+test_files_written_then_run (void **state)
+{
+  (void) state;
+  EXPECT ("cat > x.sh <<'EOF'\nreboot\nEOF\nchmod +x x.sh && ./x.sh", "cat",
+          "chmod +x x.sh", "x.sh", "reboot");
+  EXPECT ("echo reboot > x.sh; sh ./x.sh", "echo reboot", "sh ./x.sh", "reboot");
+  EXPECT ("cat > x.py <<'EOF'\nimport os\nos.system('halt')\nEOF\npython3 x.py",
+          "cat", "python3 x.py", "halt");
+  /* the #! line names the language */
+  EXPECT ("tee t <<'EOF'\n#!/usr/bin/env python3\nos.system('halt')\nEOF\n./t",
+          "tee t", "t", "halt");
+  /* written but not run, run but not written: nothing more */
+  EXPECT ("cat > x.sh <<'EOF'\nreboot\nEOF", "cat");
+  EXPECT ("./x.sh", "x.sh");
+  /* a download's content is only known when it runs */
+  SCRIPTS ("curl -o i.sh https://x/i.sh\nbash i.sh", "dynamic-sh ");
+  SCRIPTS ("wget https://x/i.sh && sh i.sh", "dynamic-sh ");
+  NO_SCRIPTS ("curl -o data.json https://x && jq . data.json");
+}
+
+static void
+test_function_definitions (void **state)
+{
+  (void) state;
+  SCRIPTS (":(){ :|:& };:", "function : { :|:& }");
+  SCRIPTS ("function f { g; }", "function f  { g; }");
+  SCRIPTS ("function f () { g; }", "function f  { g; }");
+  SCRIPTS ("f() ( g )", "function f  ( g )");
+  NO_SCRIPTS ("echo ':(){ :|:& };:'");
+}
+
+static void
+test_brace_expansion (void **state)
+{
+  (void) state;
+  EXPECT ("{rm,-rf,/}", "rm -rf /");
+  EXPECT ("cp f{,.bak}", "cp f f.bak");
+  EXPECT ("echo {a,b}{1,2}", "echo a1 a2 b1 b2");
+  EXPECT ("echo {a,{b,c}}d", "echo ad bd cd");
+  EXPECT ("echo {1..3} {c..a} {1..7..3}", "echo 1 2 3 c b a 1 4 7");
+  EXPECT ("echo {x}{a,b}", "echo {x}a {x}b");
+  /* bash runs /usr/bin/rm with /usr/bin/m -rf / */
+  EXPECT ("/usr/bin/{r,}m -rf /", "rm /usr/bin/m -rf /");
+  /* quoted braces and commas are text */
+  EXPECT ("echo '{a,b}' \"{a,b}\" \\{a,b}", "echo {a,b} {a,b} {a,b}");
+  EXPECT ("echo {a} {} x{}y", "echo {a} {} x{}y");
+  EXPECT ("find . -exec rm {} +", "find . -exec rm {} +", "~rm {}");
+  EXPECT ("echo ${x} ${y,,}", "echo ${x} ${y,,}");
+  /* too many words: not judged */
+  struct shell_parse *p = parse ("echo {1..100000}");
+  assert_true (p->truncated);
+  shell_parse_free (p);
+  char *s = repeat ("echo ", "{a,b}", 20, "");
+  p = parse (s);
+  assert_true (p->truncated);
+  shell_parse_free (p);
+  free (s);
+}
+
+static void
+test_expanded_words (void **state)
+{
+  (void) state;
+  struct shell_parse *p = parse ("echo $x 'y' \"$(z)\" *.c $? '$a' ${b} `c` > \"$o\"");
+  const bool want[] = { false, true, false, true, true, false, false, true, true };
+  assert_int_equal (p->cmds[0].n_words, N_ELEMENTS (want));
+  for (size_t i = 0; i < N_ELEMENTS (want); i++)
+    if (p->cmds[0].expanded[i] != want[i])
+      fail_msg ("word %zu (%s): expanded %d", i, p->cmds[0].words[i],
+                p->cmds[0].expanded[i]);
+  assert_true (p->cmds[0].redirs[0].expanded);
+  shell_parse_free (p);
+}
+
+static void
+test_variables_with_literal_values (void **state)
+{
+  (void) state;
+  EXPECT ("x='rm -rf /'; $x", "$x", "rm -rf /");
+  EXPECT ("a=/; rm -rf $a", "rm -rf $a", "rm -rf /");
+  EXPECT ("export D=/etc; rm -r \"$D\"", "export D=/etc", "rm -r $D", "rm -r /etc");
+  /* every value a name was given: which one holds depends on what ran */
+  EXPECT ("x=rm; (x=ls); $x -rf /", "$x -rf /", "rm -rf /", "ls -rf /");
+  EXPECT ("IFS=,; x=reboot,now; $x", "$x", "reboot now");
+  EXPECT ("bash -c '\"$@\"' _ reboot now", "bash -c \"$@\" _ reboot now", "$@",
+          "reboot now");
+  /* a value only known at run time is not one */
+  EXPECT ("x=$(id); $x", "id", "$x");
+  EXPECT ("x=rm; echo '$x'", "echo $x");
+}
+
+static void
+test_etc_is_no_program_dir (void **state)
+{
+  (void) state;
+  EXPECT ("/etc/passwd", "/etc/passwd");
+  EXPECT ("sudo /etc/passwd", "sudo /etc/passwd", "~/etc/passwd");
+  EXPECT ("/etc/init.d/ssh stop", "ssh stop");
+  EXPECT ("./passwd", "passwd");
+}
+
+static void
+test_container_exec (void **state)
+{
+  (void) state;
+  EXPECT ("docker exec -it -u postgres db psql -c 'select 1'",
+          "docker exec -it -u postgres db psql -c select 1", "~psql -c select 1");
+  EXPECT ("podman container exec c reboot", "podman container exec c reboot",
+          "~reboot");
+  EXPECT ("docker compose -f x.yml exec -T web rm -rf /app",
+          "docker compose -f x.yml exec -T web rm -rf /app", "~rm -rf /app");
+  EXPECT ("kubectl -n prod exec -it pod-0 -c app -- sh -c reboot",
+          "kubectl -n prod exec -it pod-0 -c app -- sh -c reboot", "~sh -c reboot",
+          "reboot");
+  EXPECT ("docker exec c", "docker exec c");
+  EXPECT ("docker run --rm img ls", "docker run --rm img ls");
+}
+
 /* ---- hostile inputs ---- */
 
 static char *
@@ -927,6 +1237,21 @@ test_work_is_linear (void **state)
     { "", "<(", "" },
     { "", "f() ", "" },
     { "", "x=$(a) ", "" },
+    { "", "{a,b}", "" },
+    { "echo ", "{a,b} ", "" },
+    { "", "{", "" },
+    { "", "x=1; $x ", "" },
+    { "", "x=a; ", "echo $x" },
+    { "", "echo a | sh; ", "" },
+    { "", "cat > f <<EOF\nx\nEOF\n./f\n", "" },
+    { "python3 -c '", "os.system(\"x\");", "'" },
+    { "python3 -c '", "exec(\"", "" },
+    { "python3 -c '", "f(", "" },
+    { "python3 -c '", "os.system(os.system(", "" },
+    { "node -e '", "`${", "" },
+    { "perl -e '", "qw(", "" },
+    { "", "psql -c x -c ", "" },
+    { "", "f() { g; }; ", "" },
   };
   const size_t n = 300;
   for (size_t i = 0; i < N_ELEMENTS (patterns); i++)
@@ -1027,6 +1352,16 @@ main (void)
     cmocka_unit_test (test_redirects),
     cmocka_unit_test (test_lists),
     cmocka_unit_test (test_shell_command_text),
+    cmocka_unit_test (test_shell_scripts),
+    cmocka_unit_test (test_interpreter_scripts),
+    cmocka_unit_test (test_inline_code),
+    cmocka_unit_test (test_files_written_then_run),
+    cmocka_unit_test (test_function_definitions),
+    cmocka_unit_test (test_brace_expansion),
+    cmocka_unit_test (test_expanded_words),
+    cmocka_unit_test (test_variables_with_literal_values),
+    cmocka_unit_test (test_etc_is_no_program_dir),
+    cmocka_unit_test (test_container_exec),
     cmocka_unit_test (test_nesting_is_bounded),
     cmocka_unit_test (test_work_is_linear),
     cmocka_unit_test (test_random_bytes),
