@@ -13,7 +13,7 @@ ROOT=$(pwd)
 BUILDDIR=${BUILDDIR:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 MODES=${MODES:-unprivileged setuid caps}
-SUITES=${SUITES:-sandbox run limits hostile protect session sessions api policy install}
+SUITES=${SUITES:-sandbox run limits hostile protect session sessions api doctest policy install}
 ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile protect session sessions api policy}
 
 if [ "$(id -u)" != 0 ]; then

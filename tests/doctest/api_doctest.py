@@ -8,8 +8,7 @@ An example is a fenced block whose info string is `jsonl`:
     ⏱ 0.5                         wait that many seconds before what follows
     # text                        a comment
 
-An HTML comment just before a block may set options, one per line or
-separated by " | ":
+HTML comments just before a block set options, one a comment:
     doctest: env NAME=VALUE       in the environment of `airlock serve`
     doctest: setup SHELL          run with sh -c before the block
     doctest: ignore-output        output events are not compared
@@ -52,8 +51,7 @@ def blocks(text):
         line = lines[i]
         m = re.match(r"\s*<!--\s*(doctest:.*?)\s*-->\s*$", line)
         if m:
-            opts = [o.strip()[len("doctest:"):].strip()
-                    for o in m.group(1).split(" | ")]
+            opts.append(m.group(1)[len("doctest:"):].strip())
             i += 1
             continue
         if line.strip() == "```jsonl":
@@ -150,6 +148,10 @@ def main():
     passed = failed = 0
     for start, opts, body in blocks(text):
         where = f"{doc}:{start}"
+
+        def local(s):
+            return s.replace(DOC_WORK, work).replace(DOC_RUNTIME, runtime)
+
         env = dict(os.environ)
         ignore_output = False
         skip = None
@@ -158,8 +160,11 @@ def main():
                 k, _, v = o[4:].partition("=")
                 env[k] = v
             elif o.startswith("setup "):
-                subprocess.run(["sh", "-c", o[6:]], env=env, check=True, cwd=work,
-                               timeout=60)
+                r = subprocess.run(["sh", "-ec", local(o[6:])], env=env, cwd=work,
+                                   timeout=60, capture_output=True)
+                if r.returncode:
+                    print(f"# {where}: setup failed ({r.returncode}): "
+                          + (r.stdout + r.stderr).decode(errors="replace")[-500:])
             elif o == "ignore-output":
                 ignore_output = True
             elif o == "fresh":
@@ -167,8 +172,10 @@ def main():
                                stdout=subprocess.DEVNULL)
             elif o.startswith("skip"):
                 skip = o
-        def local(s):
-            return s.replace(DOC_WORK, work).replace(DOC_RUNTIME, runtime)
+            else:
+                print(f"not ok {where}: unknown doctest option {o!r}")
+                failed += 1
+                skip = "bad option"
         expected = [json.loads(local(l[2:])) for l in body if l.startswith("← ")]
         if skip:
             print(f"ok {where} # SKIP {skip}")
@@ -193,6 +200,8 @@ def main():
             print(f"not ok {where}: not JSON: {e}: {p.stdout[:500]!r}")
             failed += 1
             continue
+        if ignore_output:
+            got = [a for a in got if a.get("event") != "output"]
         shown = ["← " + json.dumps(a, ensure_ascii=False, separators=(",", ":"))
                  .replace(work, DOC_WORK).replace(runtime, DOC_RUNTIME) for a in got]
         if show:
