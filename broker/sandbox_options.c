@@ -140,6 +140,21 @@ sandbox_view_check (struct local_run *r)
   if (rc == 0 && r->rootfs)
     rc = protected_check_source (&p, r->rootfs, "/", false, add_mask, r, &err);
   approval_protected_free (&p);
+  /* Nothing may be mounted inside a mask: its mount point would be made
+   * in airlock's own directory on the host. */
+  for (int rw = 0; rc == 0 && rw < 2; rw++)
+    for (uint32_t i = 0; rc == 0 && i < (rw ? r->n_binds_rw : r->n_binds_ro); i++)
+      for (uint32_t m = 0; rc == 0 && m < r->n_masks; m++)
+        {
+          const struct al_bind *b = rw ? &r->binds_rw[i] : &r->binds_ro[i];
+          if (protected_path_contains (r->masks[m], b->dst))
+            {
+              err = xprintf ("bind %s:%s: it would be inside %s, where the "
+                             "sandbox sees airlock's own directory (masked)",
+                             b->src, b->dst, r->masks[m]);
+              rc = -1;
+            }
+        }
   if (rc < 0)
     sandbox_view_free (r);
   return rc < 0 ? (err ? err : strdup ("out of memory")) : NULL;

@@ -195,6 +195,12 @@ assert_masked () {
     [ "$status" -eq 125 ]
     [[ "$output" == *"bind $PHOME/proj:$dst: it would"* ]]
   done
+  # Nor inside a mask, where the mount point would be made in airlock's
+  # own directory on the host.
+  run al run --workdir "$PHOME" --ro-bind "$PHOME/proj:$PHOME/.config/airlock/p" -- true
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"it would be inside $PHOME/.config/airlock"* ]]
+  [ ! -e "$PHOME/.config/airlock/p" ]
   run al run --workdir /proc -- true
   [ "$status" -eq 125 ]
   [[ "$output" == *"--workdir /proc: it would cover the sandbox's own /proc or /dev"* ]]
