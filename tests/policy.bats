@@ -93,6 +93,46 @@ sys.exit(0 if any(eval(sys.argv[2], {}, {"r": r}) for r in recs) else 1)' "$AUDI
   [ "$status" -eq 0 ]
 }
 
+@test "policy check: what runs is judged, not how it is spelled" {
+  # deny mode (no terminal): these are ordinary
+  run al policy check -- "bash -c 'ls -la'"
+  [ "$status" -eq 0 ]
+  run al policy check -- "python3 -c 'print(1)'"
+  [ "$status" -eq 0 ]
+  run al policy check -- 'chmod +x x.sh && ./x.sh'
+  [ "$status" -eq 0 ]
+  run al policy check -- "echo 'DROP TABLE x' | grep DROP"
+  [ "$status" -eq 0 ]
+  run al policy check -- 'cat /etc/passwd'
+  [ "$status" -eq 0 ]
+  # and what they would run is what counts
+  run al policy check -- 'python3 -c "import os; os.system(\"rm -rf /\")"'
+  [ "$status" -eq 1 ]
+  [[ "$output" == "deny (hard-block"*wipe-root* ]]
+  run al policy check -- '{rm,-rf,/}'
+  [ "$status" -eq 1 ]
+  [[ "$output" == "deny (hard-block"*wipe-root* ]]
+  run al policy check -- "psql -c 'DROP TABLE users'"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *sql-drop* ]]
+  # a script only known when it runs needs approval
+  run al policy check -- 'bash -c "$CMD"'
+  [ "$status" -eq 1 ]
+  [[ "$output" == "deny (mode-deny"*dynamic-script* ]]
+  run al policy check --mode ask -- 'bash -c "$CMD"'
+  [ "$status" -eq 3 ]
+}
+
+@test "airlock run in deny mode: bash -c runs; inline code that would delete does not" {
+  run al run --workdir "$PWORK" -- bash -c 'echo ran-by-bash'
+  [ "$status" -eq 0 ]
+  [[ "$output" == *ran-by-bash* ]]
+  run al run --workdir "$PWORK" -- python3 -c 'import os; os.system("rm -r victim")'
+  [ "$status" -eq 77 ]
+  [[ "$output" == *rm-recursive* ]]
+  [ -d "$PWORK/victim" ]
+}
+
 @test "policy check: modes and isolation decide a dangerous command" {
   run al policy check --mode deny -- 'rm -r build'
   [ "$status" -eq 1 ]
