@@ -91,6 +91,10 @@ struct backend_ops {
    * claims nothing. */
   int (*posture) (struct backend_session *s, struct backend_posture *p,
                   char **err);
+  /* How many processes the kernel has killed in the sandbox for want of
+   * memory (its own memory cgroup's count); -1: not known.  NULL: never
+   * known. */
+  long long (*oom_kills) (struct backend_session *s);
   /* End the session: no process, mount or file of it is left behind. */
   void (*close) (struct backend_session *s);
 };

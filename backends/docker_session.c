@@ -35,6 +35,7 @@
 
 #include "docker_container.h"
 #include "exec_leader.h"
+#include "cgroup_oom.h"
 #include "posture.h"
 #include "xprintf.h"
 
@@ -73,6 +74,7 @@ struct backend_session {
    * before handing the session out): replayed in a recreated container,
    * so the shell state directory and the starting directory exist. */
   char **boot_argv, **boot_env;
+  int oom_fd; /* the container's memory cgroup's OOM count, or -1 */
 };
 
 static long long
@@ -745,14 +747,27 @@ docker_posture (struct backend_session *s, struct backend_posture *p, char **err
   if (rc < 0)
     *err = xprintf ("cannot inspect container %s (HTTP %ld)", s->c.name, (long) r.status);
   else if (cJSON_IsNumber (pid) && pid->valueint > 0)
-    rc = posture_verify ((pid_t) pid->valueint, p, err);
+    {
+      rc = posture_verify ((pid_t) pid->valueint, p, err);
+      if (s->oom_fd < 0)
+        s->oom_fd = cgroup_oom_open ((pid_t) pid->valueint);
+    }
   docker_response_free (&r);
   return rc;
+}
+
+/* A container always has a memory cgroup of its own. */
+static long long
+docker_oom_kills (struct backend_session *s)
+{
+  return cgroup_oom_kills (s->oom_fd);
 }
 
 static void
 docker_close (struct backend_session *s)
 {
+  if (s->oom_fd >= 0)
+    close (s->oom_fd);
   while (s->jobs)
     free_job (s, s->jobs);
   if (s->c.id)
@@ -780,6 +795,7 @@ static const struct backend_ops docker_ops = {
   .health = docker_health,
   .reach = docker_reach,
   .posture = docker_posture,
+  .oom_kills = docker_oom_kills,
   .close = docker_close,
 };
 
@@ -806,6 +822,7 @@ docker_session_open (const struct docker_session_options *o, char **cwd,
       *err = xprintf ("out of memory");
       return NULL;
     }
+  s->oom_fd = -1;
   s->ep = epoll_create1 (EPOLL_CLOEXEC);
   s->wake = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   struct epoll_event e = { .events = EPOLLIN, .data.ptr = NULL };

@@ -22,6 +22,7 @@
 
 #include "local.h"
 #include "supervisor_protocol.h"
+#include "cgroup_oom.h"
 #include "posture.h"
 #include "xprintf.h"
 
@@ -39,6 +40,7 @@ struct backend_session {
   int sup_fd;        /* the supervisor */
   uint32_t sandbox_pid;
   uint32_t privilege, limits; /* of the helper's STARTED report */
+  int oom_fd;        /* the sandbox's memory cgroup's OOM count, or -1 */
   bool lost;
   char lost_why[256];
   struct local_session_options opts;
@@ -274,6 +276,8 @@ local_close (struct backend_session *s)
   while (waitpid (s->helper, NULL, 0) < 0 && errno == EINTR)
     ;
   close (s->helper_fd);
+  if (s->oom_fd >= 0)
+    close (s->oom_fd);
   free (s);
 }
 
@@ -309,6 +313,16 @@ local_posture (struct backend_session *s, struct backend_posture *p, char **err)
   return posture_verify ((pid_t) s->sandbox_pid, p, err);
 }
 
+/* Only a cgroup of the sandbox's own counts its OOM kills; with rlimits
+ * an allocation fails instead, and the sandbox shares the user's group. */
+static long long
+local_oom_kills (struct backend_session *s)
+{
+  if (s->oom_fd < 0 && (s->limits == AL_LIMITS_CGROUP_V1 || s->limits == AL_LIMITS_CGROUP_V2))
+    s->oom_fd = cgroup_oom_open ((pid_t) s->sandbox_pid);
+  return cgroup_oom_kills (s->oom_fd);
+}
+
 static const struct backend_ops local_ops = {
   .name = "local",
   .signal = local_signal,
@@ -319,6 +333,7 @@ static const struct backend_ops local_ops = {
   .health = local_health,
   .reach = local_reach,
   .posture = local_posture,
+  .oom_kills = local_oom_kills,
   .close = local_close,
 };
 
@@ -338,6 +353,7 @@ local_session_open (const struct local_session_options *o, char **err)
       return NULL;
     }
   s->opts = *o;
+  s->oom_fd = -1;
   struct local_run *r = &s->opts.run;
   const char *supervisor = o->supervisor ? o->supervisor : SUPERVISOR_PATH;
   static const char *argv[] = { SUPERVISOR_IN_SANDBOX, NULL };

@@ -479,6 +479,9 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
         .spill_dir = d->dir, /* the daemon's runtime dir: 0700, ours */
         .env = (const char *const *) env,
         .what = what,
+        .memory_limit = !strcmp (ds->backend, "docker")  ? config_string (ds->cfg, "docker.memory")
+                        : !strcmp (ds->backend, "local") ? config_string (ds->cfg, "local.memory")
+                                                         : NULL,
       };
       s = session_open (name, bo.ops, bo.bs, bo.cwd, &lim, &err);
       free (what);
@@ -624,6 +627,7 @@ on_done (void *ctx, struct session_exec *e, const struct exec_result *res)
   cJSON_AddNumberToObject (r, "duration_ms", (double) res->duration_ms);
   cJSON_AddBoolToObject (r, "timed_out", res->timed_out);
   cJSON_AddBoolToObject (r, "interrupted", res->interrupted);
+  cJSON_AddBoolToObject (r, "oom_killed", res->oom_killed);
   cJSON_AddItemToObject (r, "posture", p->posture);
   p->posture = NULL;
   if (p->c)

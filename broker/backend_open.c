@@ -148,7 +148,7 @@ docker_socket_from (const struct airlock_config *cfg, char **err)
 {
   bool explicit = strcmp (config_origin (cfg, "docker.socket"), "default") != 0;
   return docker_socket_choose (config_string (cfg, "docker.socket"), explicit,
-                               getenv ("DOCKER_HOST"), err);
+                               config_getenv (cfg, "DOCKER_HOST"), err);
 }
 
 /* A container of the local Docker Engine.  docker.allow_docker_socket
@@ -202,7 +202,7 @@ open_docker (const struct backend_open_request *rq, struct backend_opened *out,
   approval_protected_dirs (&protected);
   o.protected = &protected;
   /* The container's environment: docker.env, then the forwarded names
-   * from the daemon's own environment (the caller's, when it started it). */
+   * from the environment of the client that opened the session. */
   const char *const *env = config_list (cfg, "docker.env");
   const char *const *fwd = config_list (cfg, "docker.forward_env");
   size_t n = 0;
@@ -225,7 +225,7 @@ open_docker (const struct backend_open_request *rq, struct backend_opened *out,
   for (const char *const *e = env; *e; e++)
     all[n++] = strdup (*e);
   for (const char *const *f = fwd; *f; f++)
-    if (getenv (*f) && asprintf (&all[n], "%s=%s", *f, getenv (*f)) >= 0)
+    if (config_getenv (cfg, *f) && asprintf (&all[n], "%s=%s", *f, config_getenv (cfg, *f)) >= 0)
       n++;
   o.env = (const char *const *) all;
   docker_used = true;

@@ -478,6 +478,7 @@ struct cfg_value
 struct airlock_config
 {
   struct cfg_value v[N_KEYS];
+  char **client_env; /* the environment it was read from; NULL: ours */
 };
 
 static void
@@ -1121,6 +1122,15 @@ config_load_with (const char *const *envp, const cJSON *settings,
     system = AIRLOCK_SYSTEM_CONFIG;
   char *user = user_path (envp);
 
+  if (envp)
+    {
+      size_t n = 0;
+      while (envp[n])
+        n++;
+      c->client_env = xcalloc (n + 1, sizeof *c->client_env);
+      for (size_t i = 0; i < n; i++)
+        c->client_env[i] = xstrdup (envp[i]);
+    }
   *err = load_file (c, system);
   if (!*err && user)
     *err = load_file (c, user);
@@ -1149,6 +1159,7 @@ config_free (struct airlock_config *c)
     return;
   for (size_t i = 0; i < N_KEYS; i++)
     value_free (&c->v[i]);
+  config_env_free (c->client_env);
   free (c);
 }
 
@@ -1240,6 +1251,14 @@ is_config_variable (const char *name)
   return false;
 }
 
+static void
+add_client_var (cJSON *o, const char *name)
+{
+  const char *v = getenv (name);
+  if (v && *v && !cJSON_GetObjectItemCaseSensitive (o, name))
+    nonnull (cJSON_AddStringToObject (o, name, v));
+}
+
 cJSON *
 config_client_env (void)
 {
@@ -1251,11 +1270,27 @@ config_client_env (void)
       if (strncmp (*e, "AIRLOCK_", 8) || !eq || !eq[1])
         continue;
       char *name = nonnull (strndup (*e, (size_t) (eq - *e)));
-      if (is_config_variable (name) && !cJSON_GetObjectItemCaseSensitive (o, name))
-        nonnull (cJSON_AddStringToObject (o, name, eq + 1));
+      if (is_config_variable (name))
+        add_client_var (o, name);
       free (name);
     }
+  /* What backends read of the caller's environment: DOCKER_HOST, and the
+   * variables docker.forward_env names (from the caller's own settings;
+   * a broken config is said by the daemon, not here). */
+  add_client_var (o, "DOCKER_HOST");
+  char *err = NULL;
+  struct airlock_config *c = config_load (&err);
+  free (err);
+  for (const char *const *f = c ? config_list (c, "docker.forward_env") : NULL; f && *f; f++)
+    add_client_var (o, *f);
+  config_free (c);
   return o;
+}
+
+const char *
+config_getenv (const struct airlock_config *c, const char *name)
+{
+  return env_get ((const char *const *) c->client_env, name);
 }
 
 char **
@@ -1270,11 +1305,15 @@ config_env_from_json (const cJSON *obj, char **err)
   n = 0;
   cJSON_ArrayForEach (item, obj)
     {
+      char *name = xstrdup (item->string);
       if (!cJSON_IsString (item))
         *err = xasprintf ("client_env: %s: expected a string", item->string);
-      else if (!is_config_variable (item->string))
+      else if (!ok_var_name (name))
+        *err = xasprintf ("client_env: \"%.64s\" is not a variable name", item->string);
+      else if (!strncmp (name, "AIRLOCK_", 8) && !is_config_variable (name))
         *err = xasprintf ("client_env: %s: not an airlock configuration "
                           "variable (see docs/config.md)", item->string);
+      free (name);
       if (*err)
         {
           config_env_free (envp);

@@ -54,11 +54,16 @@ struct airlock_config *config_load_with (const char *const *envp,
                                          const char *settings_origin,
                                          char **err);
 
-/* A client's part: its AIRLOCK_* variables that configuration reads, as
- * an object {"AIRLOCK_X": "value"} to send along with an open. */
+/* A client's part, as an object {"NAME": "value"} to send along with an
+ * open: its AIRLOCK_* variables that configuration reads, DOCKER_HOST,
+ * and the variables its docker.forward_env names. */
 cJSON *config_client_env (void);
+/* A variable of the environment c was read from (the client's, for a
+ * session), for the backends: DOCKER_HOST, forwarded variables. */
+const char *config_getenv (const struct airlock_config *c, const char *name);
 /* Back to an envp for config_load_with; NULL with *err for a value that
- * is not a string or a name that is not a configuration variable. */
+ * is not a string, a name that is not a variable name, or an AIRLOCK_*
+ * name that is not a configuration variable (a typo). */
 char **config_env_from_json (const cJSON *obj, char **err);
 void config_env_free (char **envp);
 

@@ -34,6 +34,7 @@ struct session_exec {
   char meta[META_MAX];
   size_t meta_len;
   long long started, deadline, kill_at;
+  long long oom_before; /* the sandbox's OOM kills when it started, -1 */
   bool timed_out, interrupted, term_sent;
   /* background jobs */
   char *command;
@@ -61,6 +62,7 @@ struct session {
   char **env; /* the base environment of every command */
   char **session_env; /* set by the bootstrap, into the saved state */
   char *what; /* "the sandbox", "image X": for messages */
+  char *memory_limit; /* "20M", or NULL */
   char **spills; /* full outputs handed out: removed when the session ends */
   size_t nspills;
 };
@@ -251,11 +253,38 @@ find_exec (struct session *s, uint32_t job)
   return NULL;
 }
 
+/* A SIGKILL while the sandbox's OOM count grew: the kernel's, not the
+ * command's own.  Said where the command's errors go. */
+static bool
+oom_killed (struct session *s, struct session_exec *e, int code, int sig)
+{
+  if (!(sig == SIGKILL || (!sig && code == 128 + SIGKILL)) || e->oom_before < 0
+      || !s->ops->oom_kills || s->ops->oom_kills (s->bs) <= e->oom_before)
+    return false;
+  char *m = s->memory_limit
+                ? xprintf ("airlock: killed: out of memory (limit %s)\n", s->memory_limit)
+                : xprintf ("airlock: killed: out of memory\n");
+  if (m && e->background)
+    {
+      if (e->log_fd >= 0 && write (e->log_fd, m, strlen (m)) > 0)
+        e->log_bytes += strlen (m);
+    }
+  else if (m)
+    {
+      output_window_feed (e->w_err, m, strlen (m));
+      output_window_feed (e->w_all, m, strlen (m));
+      stream_out (e, 2, (const uint8_t *) m, strlen (m));
+    }
+  free (m);
+  return true;
+}
+
 static void
 finish_foreground (struct session *s, struct session_exec *e, int code,
                    int sig)
 {
   struct exec_result r = { 0 };
+  r.oom_killed = oom_killed (s, e, code, sig);
   if (e->timed_out)
     r.exit_code = 124;
   else if (e->interrupted)
@@ -330,6 +359,7 @@ on_event (struct session *s, const struct backend_event *ev)
     case BACKEND_EXITED:
       if (e->background)
         {
+          oom_killed (s, e, ev->exit_code, ev->signal);
           e->state = e->term_sent ? JOB_KILLED : JOB_EXITED;
           e->exit_code = ev->signal ? 128 + ev->signal : ev->exit_code;
           e->ended = session_now_ms ();
@@ -495,6 +525,8 @@ session_open (const char *name, const struct backend_ops *ops,
   s->env = make_base_env (name);
   s->session_env = copy_env (limits->env, 0);
   s->what = strdup (limits->what ? limits->what : "the sandbox");
+  s->memory_limit = limits->memory_limit ? strdup (limits->memory_limit) : NULL;
+  s->lim.memory_limit = NULL;
   if (!s->env || !s->session_env || !s->what)
     {
       *err = xprintf ("out of memory");
@@ -532,6 +564,7 @@ session_exec (struct session *s, const struct exec_request *rq,
   e->ctx = ctx;
   e->log_fd = -1;
   e->started = session_now_ms ();
+  e->oom_before = s->ops->oom_kills ? s->ops->oom_kills (s->bs) : -1;
   uint64_t timeout_ms = rq->timeout_ms ? rq->timeout_ms
                         : rq->background ? 0 : (uint64_t) s->lim.timeout_sec * 1000;
   e->deadline = timeout_ms ? e->started + (long long) timeout_ms : -1;
@@ -787,6 +820,7 @@ session_close (struct session *s)
   free_env (s->env);
   free_env (s->session_env);
   free (s->what);
+  free (s->memory_limit);
   free (s->cwd);
   free (s->state_dir);
   free (s->name);

@@ -31,6 +31,9 @@ struct session_limits {
   /* What the sandbox is, for messages ("image debian:12"); NULL: "the
    * sandbox". */
   const char *what;
+  /* Its memory limit as configured ("20M"), for the message of an OOM
+   * kill; NULL: none set here (helper.conf's, or the host's). */
+  const char *memory_limit;
 };
 
 /* At most this many variables in a session's or a command's env. */
@@ -52,6 +55,7 @@ struct exec_request {
 struct exec_result {
   int exit_code;            /* 124 timeout, 130 interrupt, 128+N signal */
   bool timed_out, interrupted;
+  bool oom_killed;          /* the kernel killed it for want of memory: 137 */
   char *stdout_text, *stderr_text, *output; /* bounded, UTF-8 */
   bool truncated;
   size_t total_chars;       /* of the merged output */

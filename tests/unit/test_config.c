@@ -276,6 +276,102 @@ test_env_over_files (void **state)
   config_free (c);
 }
 
+/* A session's settings: a client's environment instead of ours, then the
+ * request's own settings over everything. */
+static void
+test_load_with_client_env_and_settings (void **state)
+{
+  (void) state;
+  write_file (user_path, "{ \"exec\": { \"timeout\": 50 } }");
+  setenv ("AIRLOCK_BACKEND", "modal", 1); /* ours: must not count */
+  char other[600], other_path[600];
+  snprintf (other_path, sizeof other_path, "%s/other.json", tmp);
+  snprintf (other, sizeof other, "AIRLOCK_CONFIG=%s", other_path);
+  write_file (other_path, "{ \"jobs\": { \"finished_ttl\": 9 } }");
+  const char *envp[] = { "AIRLOCK_DOCKER_PIDS_LIMIT=7", other, "DOCKER_HOST=unix:///x", NULL };
+  cJSON *settings = cJSON_Parse ("{\"docker\": {\"image\": \"alpine\"}, \"exec.timeout\": 60}");
+  char *err = NULL;
+  struct airlock_config *c = config_load_with (envp, settings, "the open request", &err);
+  assert_null (err);
+  assert_non_null (c);
+  assert_string_equal (config_string (c, "backend"), "local");
+  assert_int_equal (config_int (c, "docker.pids_limit"), 7);
+  assert_string_equal (config_origin (c, "docker.pids_limit"),
+                       "environment variable AIRLOCK_DOCKER_PIDS_LIMIT");
+  assert_int_equal (config_int (c, "jobs.finished_ttl"), 9); /* the client's file */
+  assert_int_equal (config_int (c, "exec.timeout"), 60);
+  assert_string_equal (config_origin (c, "exec.timeout"), "the open request");
+  assert_string_equal (config_string (c, "docker.image"), "alpine");
+  assert_string_equal (config_getenv (c, "DOCKER_HOST"), "unix:///x");
+  assert_null (config_getenv (c, "AIRLOCK_BACKEND"));
+  char *h1 = config_hash (c);
+  config_free (c);
+  /* A bad request setting names the request; a key given twice too. */
+  cJSON_Delete (settings);
+  settings = cJSON_Parse ("{\"exec\": {\"timeout\": \"soon\"}}");
+  assert_null (config_load_with (envp, settings, "the open request", &err));
+  assert_string_equal (err, "the open request: exec.timeout: expected an integer "
+                            "between 1 and 86400, got \"soon\"");
+  free (err);
+  cJSON_Delete (settings);
+  settings = cJSON_Parse ("{\"exec.timeout\": 5, \"exec\": {\"timeout\": 6}}");
+  assert_null (config_load_with (envp, settings, "the open request", &err));
+  assert_non_null (strstr (err, "set more than once"));
+  free (err);
+  cJSON_Delete (settings);
+  /* Other settings, another hash; the same ones, the same. */
+  const char *envp2[] = { "AIRLOCK_DOCKER_PIDS_LIMIT=8", NULL };
+  c = config_load_with (envp2, NULL, "x", &err);
+  char *h2 = config_hash (c);
+  assert_string_not_equal (h1, h2);
+  assert_int_equal (strlen (h2), 16);
+  config_free (c);
+  c = config_load_with (envp2, NULL, "x", &err);
+  char *h3 = config_hash (c);
+  assert_string_equal (h2, h3);
+  config_free (c);
+  free (h1);
+  free (h2);
+  free (h3);
+}
+
+/* What a client sends, and what the daemon accepts of it. */
+static void
+test_client_env (void **state)
+{
+  (void) state;
+  setenv ("AIRLOCK_BACKEND", "docker", 1);
+  setenv ("AIRLOCK_HELPER", "/x/helper", 1); /* not configuration */
+  setenv ("DOCKER_HOST", "unix:///run/d.sock", 1);
+  setenv ("MY_TOKEN", "t0k", 1);
+  setenv ("AIRLOCK_DOCKER_FORWARD_ENV", "[\"MY_TOKEN\"]", 1);
+  cJSON *o = config_client_env ();
+  char *text = cJSON_PrintUnformatted (o);
+  assert_non_null (strstr (text, "\"AIRLOCK_BACKEND\":\"docker\""));
+  assert_non_null (strstr (text, "\"DOCKER_HOST\":\"unix:///run/d.sock\""));
+  assert_non_null (strstr (text, "\"MY_TOKEN\":\"t0k\""));
+  assert_null (strstr (text, "AIRLOCK_HELPER"));
+  free (text);
+  char *err = NULL;
+  char **envp = config_env_from_json (o, &err);
+  assert_null (err);
+  assert_non_null (envp);
+  config_env_free (envp);
+  cJSON_Delete (o);
+  static const char *const bad[] = { "{\"AIRLOCK_BAKEND\": \"docker\"}", "{\"A B\": \"x\"}",
+                                     "{\"AIRLOCK_BACKEND\": 3}", NULL };
+  for (const char *const *b = bad; *b; b++)
+    {
+      o = cJSON_Parse (*b);
+      assert_null (config_env_from_json (o, &err));
+      assert_non_null (err);
+      free (err);
+      cJSON_Delete (o);
+    }
+  unsetenv ("DOCKER_HOST");
+  unsetenv ("MY_TOKEN");
+}
+
 static void
 test_env_empty_and_unknown_ignored (void **state)
 {
@@ -586,14 +682,14 @@ test_file_string_errors (void **state)
   user_file_fails ("{ \"docker\": { \"image\": [\"a\"] } }",
                    "docker.image: expected a string, got [\"a\"]");
   user_file_fails ("{ \"local\": { \"memory\": \"lots\" } }",
-                   "local.memory: expected a size like 512M or 2G, got \"lots\"");
+                   "local.memory: expected a size of at least 16M, like 512M or 2G, got \"lots\"");
   user_file_fails ("{ \"local\": { \"memory\": \"0\" } }",
-                   "local.memory: expected a size like 512M or 2G, got \"0\"");
+                   "local.memory: expected a size of at least 16M, like 512M or 2G, got \"0\"");
   user_file_fails ("{ \"local\": { \"memory\": \"2GB\" } }",
-                   "local.memory: expected a size like 512M or 2G, got \"2GB\"");
+                   "local.memory: expected a size of at least 16M, like 512M or 2G, got \"2GB\"");
   user_file_fails (
       "{ \"docker\": { \"memory\": \"99999999999T\" } }",
-      "docker.memory: expected a size like 512M or 2G, got \"99999999999T\"");
+      "docker.memory: expected a size of at least 16M, like 512M or 2G, got \"99999999999T\"");
   user_file_fails ("{ \"docker\": { \"memory\": 512 } }",
                    "docker.memory: expected a string, got 512");
   user_file_fails ("{ \"docker\": { \"cpus\": \"0.0\" } }",
@@ -821,7 +917,7 @@ test_env_errors (void **state)
   env_fails ("AIRLOCK_DOCKER_PULL", "maybe",
              "expected true or false (or yes, no, 1, 0), got \"maybe\"");
   env_fails ("AIRLOCK_LOCAL_MEMORY", "big",
-             "expected a size like 512M or 2G, got \"big\"");
+             "expected a size of at least 16M, like 512M or 2G, got \"big\"");
   env_fails ("AIRLOCK_DOCKER_VOLUMES", "[a",
              "expected a JSON list of strings, got \"[a\"");
   env_fails ("AIRLOCK_DOCKER_VOLUMES", "/h:/c",
@@ -1243,6 +1339,8 @@ main (int argc, char **argv)
     T (test_empty_file_is_no_settings),
     T (test_system_then_user),
     T (test_env_over_files),
+    T (test_load_with_client_env_and_settings),
+    T (test_client_env),
     T (test_env_empty_and_unknown_ignored),
     T (test_user_file_location),
     T (test_nested_and_flat_keys),
