@@ -1,11 +1,12 @@
 /* The approval gate: one decision per command, the same on every backend.
  *
  * Order (issue 4; each step ends the evaluation when it decides):
- *   0. a command too long or complex to parse or match completely -> deny
  *   1. administrator deny rules          -> deny   (every backend, every mode)
  *   2. hard blocks                       -> deny   (unless the admin set
  *                                                   isolated_guards admin and
  *                                                   the sandbox is isolated)
+ *      (1 and 2 count only rules that really matched)
+ *   -. a command too long or complex to parse or match completely -> deny
  *   3. the user's deny globs             -> deny   (every backend)
  *   -- an isolated sandbox without host access stops here, allowed, unless
  *      the admin set isolated_guards full --

@@ -2347,6 +2347,21 @@ classify (char *const *w, struct item *it, size_t (*subs)[2], size_t max)
     }
   if (strcmp (name, "find") == 0)
     return classify_find (w, it, subs, max);
+  if (strcmp (name, "trap") == 0)
+    {
+      /* trap 'CMD' SIGNAL...: CMD runs when the signal comes */
+      size_t i = a + 1;
+      if (i < b && strcmp (w[i], "--") == 0)
+        i++;
+      if (i + 1 < b && w[i][0] != '-')
+        {
+          it->script = true;
+          it->arg = i;
+          it->off = 0;
+          it->script_end = i + 1;
+        }
+      return 0;
+    }
   if (strcmp (name, "source") == 0 || strcmp (name, ".") == 0)
     {
       if (a + 1 < b && is_stdin_path (w[a + 1]))
