@@ -3243,8 +3243,10 @@ finish_command (struct parser *P, struct text *T, struct frame *F,
     }
   /* a pipe whose text this judge cannot read (cat x | sh, (a; b) | sh):
    * a script of the reader's that is only known when it runs, "| " and
-   * the command writing into the pipe */
+   * the command writing into the pipe.  Not for a database (cat dump.sql
+   * | psql is psql -f dump.sql): only for what runs programs */
   if (L->piped_in && stdin_lang && L->n_deferred == 0
+      && (strcmp (stdin_lang, "sh") == 0 || inline_code_known (stdin_lang))
       && !(L->pipe_pending && L->pipe_hd_end > L->pipe_hd_first))
     {
       char *up = L->pipe_pending ? shell_command_text (&P->out->cmds[L->pipe_slot])
