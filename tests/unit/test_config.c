@@ -284,7 +284,7 @@ test_load_with_client_env_and_settings (void **state)
   (void) state;
   write_file (user_path, "{ \"exec\": { \"timeout\": 50 } }");
   setenv ("AIRLOCK_BACKEND", "modal", 1); /* ours: must not count */
-  char other[600], other_path[600];
+  char other[700], other_path[600];
   snprintf (other_path, sizeof other_path, "%s/other.json", tmp);
   snprintf (other, sizeof other, "AIRLOCK_CONFIG=%s", other_path);
   write_file (other_path, "{ \"jobs\": { \"finished_ttl\": 9 } }");
