@@ -660,14 +660,22 @@ docker_event_fd (struct backend_session *s)
   return s->ep;
 }
 
+/* GET /containers/ID/json: 0 with *r (any status), -1 with *err. */
+static int
+inspect_container (struct backend_session *s, struct docker_response *r, char **err)
+{
+  char *path = xprintf ("/containers/%s/json", s->c.id);
+  int rc = path ? docker_call (s->c.eng, "GET", path, NULL, r, err) : -1;
+  free (path);
+  return rc < 0 ? -1 : 0;
+}
+
 static int
 docker_health (struct backend_session *s, char **err)
 {
-  char *path = xprintf ("/containers/%s/json", s->c.id);
   struct docker_response r;
-  int rc = path ? docker_call (s->c.eng, "GET", path, NULL, &r, err) : -1;
-  free (path);
-  if (rc < 0)
+  int rc = 0;
+  if (inspect_container (s, &r, err) < 0)
     return -1;
   const cJSON *st = cJSON_GetObjectItemCaseSensitive (r.json, "State");
   const cJSON *running = cJSON_GetObjectItemCaseSensitive (st, "Running");
@@ -711,12 +719,10 @@ mode_is (const cJSON *hc, const char *key, const char *value)
 static int
 docker_posture (struct backend_session *s, struct backend_posture *p, char **err)
 {
-  char *path = xprintf ("/containers/%s/json", s->c.id);
   struct docker_response r;
-  int rc = path ? docker_call (s->c.eng, "GET", path, NULL, &r, err) : -1;
-  free (path);
-  if (rc < 0)
+  if (inspect_container (s, &r, err) < 0)
     return -1;
+  int rc;
   const cJSON *hc = cJSON_GetObjectItemCaseSensitive (r.json, "HostConfig");
   const cJSON *sec = cJSON_GetObjectItemCaseSensitive (hc, "SecurityOpt");
   const cJSON *caps = cJSON_GetObjectItemCaseSensitive (hc, "CapAdd");

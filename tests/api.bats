@@ -284,3 +284,11 @@ write_cfg () { printf '%s\n' "$1" > "$CFG"; chown "$TEST_USER" "$CFG"; }
   [ "$(field_of 4 exit_code)" = 137 ]
   [ "$(field_of 4 oom_killed)" = false ]
 }
+
+@test "api: docs/config.md's config show example is what config show prints" {
+  want=$(sed -n '/^\$ AIRLOCK_EXEC_TIMEOUT=60 airlock config show | head -n 4$/,/^```$/p' docs/config.md | sed '1d;$d')
+  [ -n "$want" ]
+  run env EXTRA_ENV="$EXTRA_ENV AIRLOCK_BACKEND= AIRLOCK_EXEC_TIMEOUT=60" \
+    bash -c 'source tests/helpers.bash; as_user "$AIRLOCK" config show | head -n 4'
+  [ "$output" = "$want" ]
+}
