@@ -105,6 +105,7 @@ enum call_kind
   K_IMPORT, /* require(x), import(x): a name only known at run time */
   K_OPAQUE, /* runs something this scanner does not read */
   K_DOWNLOAD, /* urlretrieve(url, path): path is downloaded */
+  K_REFLECT,  /* getattr(os, x): a function looked up by name */
 };
 
 enum
@@ -165,6 +166,7 @@ static const struct call_def python_calls[] = {
   { "posix_spawnp", K_SKIP1, 0, NULL },
   { "create_subprocess_shell", K_SHELL, 0, NULL },
   { "urlretrieve", K_DOWNLOAD, 0, NULL },
+  { "getattr", K_REFLECT, F_BARE, NULL },
   { "create_subprocess_exec", K_PROG, 0, NULL },
   { "exec", K_EVAL, F_BARE, NULL },
   { "eval", K_EVAL, F_BARE, NULL },
@@ -225,6 +227,10 @@ static const struct call_def ruby_calls[] = {
   { "instance_eval", K_EVAL, 0, NULL },
   { "class_eval", K_EVAL, 0, NULL },
   { "module_eval", K_EVAL, 0, NULL },
+  { "send", K_REFLECT, 0, NULL },
+  { "public_send", K_REFLECT, 0, NULL },
+  { "__send__", K_REFLECT, 0, NULL },
+  { "method", K_REFLECT, 0, NULL },
   { NULL, 0, 0, NULL },
 };
 
@@ -1272,6 +1278,29 @@ read_call (struct scan *S, const struct call_def *d, size_t a, size_t b)
       eval_string (S, parts[0][0], parts[0][1], &out, &dynamic);
       if (dynamic)
         emit (S, CODE_RUNS_CODE, &out, true);
+      /* require('child' + '_process') names it too */
+      else if (S->L->needs && out.s && strstr (out.s, S->L->needs))
+        S->needs_seen = true;
+      free (out.s);
+      return;
+    case K_REFLECT:
+      /* getattr(os, name), Kernel.send(:system, ...): a function picked
+       * by name at run time from a module that runs commands */
+      for (size_t i = a; i < b; i++)
+        {
+          const struct token *t = &S->t[i];
+          static const char *const mods[] = { "os", "subprocess", "pty",
+                                              "commands", "posix", "Kernel",
+                                              "__import__", "Open3", "IO",
+                                              NULL };
+          for (const char *const *m = mods; *m && t->kind == T_IDENT; m++)
+            if (ident_is (S, t, *m))
+              {
+                emit (S, CODE_RUNS_SHELL, &out, true);
+                free (out.s);
+                return;
+              }
+        }
       free (out.s);
       return;
     case K_LIST:
@@ -1673,6 +1702,14 @@ fail_safe (struct scan *S, const size_t *found)
             continue;
           bool dot = at > 0 && (S->s[at - 1] == '.' || S->s[at - 1] == '>'
                                 || S->s[at - 1] == ':');
+          /* Ruby's :system, a symbol naming the function */
+          if (S->L->strings & S_INTERP_HASH && at > 0 && S->s[at - 1] == ':'
+              && !(at > 1 && S->s[at - 2] == ':') && d->kind != K_EVAL
+              && d->kind != K_REFLECT && d->kind != K_OPEN)
+            {
+              unread = true;
+              break;
+            }
           if ((d->flags & F_BARE) && dot)
             continue;
           if (d->flags & F_QUAL)
