@@ -352,6 +352,7 @@ struct scan
   size_t n_aliases;
   size_t *found; /* per call_def: calls read */
   bool needs_seen;
+  bool any_dynamic; /* something dynamic was reported already */
 };
 
 static bool
@@ -1215,6 +1216,7 @@ emit (struct scan *S, enum code_run what, struct sbuf *b, bool dynamic)
       S->nomem = true;
       return;
     }
+  S->any_dynamic |= dynamic;
   S->fn (S->ctx, what, b->s ? b->s : "", b->len, dynamic);
 }
 
@@ -1681,6 +1683,8 @@ fail_safe (struct scan *S, const size_t *found)
 {
   const struct call_def *calls = S->L->calls;
   bool unread = false;
+  if (S->any_dynamic)
+    return; /* already only known at run time */
   for (size_t k = 0; calls[k].name && !unread; k++)
     {
       const struct call_def *d = &calls[k];
