@@ -12,6 +12,7 @@
  * dynamic, so that what the judge could not read needs approval. */
 #define _GNU_SOURCE
 #include "inline_code.h"
+#include "chars.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -391,18 +392,6 @@ push (struct scan *S, enum tok_kind kind, size_t start, bool nl)
   return t;
 }
 
-static int
-hexval (int c)
-{
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 /* The closing delimiter for an opening one (q{...}, %w[...]). */
 static char
 closer (char open)
@@ -505,10 +494,10 @@ read_quoted (struct scan *S, struct token *t, char open, char close,
             case '0': sb_addc (&b, '\0'); break;
             case '\n': break; /* a continued line */
             case 'x':
-              if (S->pos + 1 < S->n && (v = hexval (S->s[S->pos])) >= 0
-                  && hexval (S->s[S->pos + 1]) >= 0)
+              if (S->pos + 1 < S->n && (v = hex_digit (S->s[S->pos])) >= 0
+                  && hex_digit (S->s[S->pos + 1]) >= 0)
                 {
-                  sb_addc (&b, (char) (v * 16 + hexval (S->s[S->pos + 1])));
+                  sb_addc (&b, (char) (v * 16 + hex_digit (S->s[S->pos + 1])));
                   S->pos += 2;
                 }
               else
@@ -1013,15 +1002,6 @@ ident_is (const struct scan *S, const struct token *t, const char *name)
          && memcmp (S->s + t->start, name, len) == 0;
 }
 
-static bool
-in_list (const char *list, const char *s, size_t len)
-{
-  for (const char *p = list; p && (p = strstr (p, "|")) != NULL; p++)
-    if (strncmp (p + 1, s, len) == 0 && p[1 + len] == '|')
-      return true;
-  return false;
-}
-
 /* ---- arguments ---- */
 
 /* Tokens i..i+2 naming the running interpreter's own program, as a word
@@ -1519,12 +1499,12 @@ qualifier_in (const struct scan *S, const char *quals, const struct token *q)
     return false;
   const char *name = S->s + q->start;
   size_t len = q->end - q->start;
-  if (in_list (quals, name, len))
+  if (name_list_has (quals, name, len))
     return true;
   for (size_t k = 0; k < S->n_aliases; k++)
     if (S->alias_qual[k] && strlen (S->aliases[k]) == len
         && !memcmp (S->aliases[k], name, len)
-        && in_list (quals, S->alias_qual[k], strlen (S->alias_qual[k])))
+        && name_list_has (quals, S->alias_qual[k], strlen (S->alias_qual[k])))
       return true;
   return false;
 }

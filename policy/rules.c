@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "rules.h"
+#include "chars.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -239,18 +240,6 @@ valid_id (const char *id)
   return strspn (id, "abcdefghijklmnopqrstuvwxyz0123456789-") == n;
 }
 
-static int
-hex_value (char c)
-{
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 /* Case text: \n \t \r \e \\ and \xHH are escapes; any other backslash is
  * itself, so shell spellings such as r\m need no doubling. */
 char *
@@ -270,9 +259,9 @@ rules_unescape_case (const char *s, size_t *len)
             case 'e': c = '\x1b'; s++; break;
             case '\\': c = '\\'; s++; break;
             case 'x':
-              if (hex_value (s[1]) >= 0 && hex_value (s[2]) >= 0)
+              if (hex_digit (s[1]) >= 0 && hex_digit (s[2]) >= 0)
                 {
-                  c = (char) (hex_value (s[1]) * 16 + hex_value (s[2]));
+                  c = (char) (hex_digit (s[1]) * 16 + hex_digit (s[2]));
                   s += 3;
                 }
               break;

@@ -16,6 +16,7 @@
  * proportional to the input.  `work` counts the steps. */
 #define _GNU_SOURCE
 #include "shell_parse.h"
+#include "chars.h"
 #include "inline_code.h"
 
 #include <limits.h>
@@ -628,18 +629,6 @@ lex_squote (struct parser *P, struct text *T, struct word *w)
   T->pos = q ? stop + 1 : stop;
 }
 
-static int
-hex_value (int c)
-{
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 /* $'ANSI-C quoted': escapes decoded; the current byte is the quote.  A
  * decoded NUL ends the string's contribution, as in bash. */
 static void
@@ -717,7 +706,7 @@ lex_ansi_c (struct parser *P, struct text *T, struct word *w)
           int extra = 0;
           while (extra < max && T->pos < T->end)
             {
-              int d = hex_value ((unsigned char) s[T->pos]);
+              int d = hex_digit ((unsigned char) s[T->pos]);
               if (d < 0 || d >= base)
                 break;
               v = v * (unsigned long) base + (unsigned long) d;
@@ -1761,16 +1750,6 @@ is_shell (const char *name)
 }
 
 static bool
-long_takes_arg (const char *list, const char *opt)
-{
-  size_t n = strlen (opt);
-  for (const char *p = list; (p = strstr (p, opt)) != NULL; p++)
-    if (p > list && p[-1] == '|' && p[n] == '|')
-      return true;
-  return false;
-}
-
-static bool
 has_opt (const char *set, char c)
 {
   return set && c && strchr (set, c) != NULL;
@@ -1804,7 +1783,7 @@ skip_options (const struct wrapper *wr, char *const *w, size_t i, size_t b,
         }
       if (x[1] == '-')
         {
-          if (!strchr (x, '=') && long_takes_arg (wr->long_args, x + 2))
+          if (!strchr (x, '=') && name_list_has (wr->long_args, x + 2, strlen (x + 2)))
             i++;
           i++;
           continue;
@@ -1970,15 +1949,6 @@ find_runner (const char *name)
   return NULL;
 }
 
-static bool
-in_bars (const char *list, const char *s, size_t n)
-{
-  for (const char *p = list; p && (p = strchr (p, '|')) != NULL; p++)
-    if (strncmp (p + 1, s, n) == 0 && p[1 + n] == '|')
-      return true;
-  return false;
-}
-
 /* The code an interpreter is given in its words a..b: pieces (word,
  * byte offset), the operand naming a script file, what it runs stdin as. */
 struct code_spec
@@ -2034,7 +2004,7 @@ classify_runner (char *const *w, size_t a, size_t b, struct code_spec *cs)
           const char *name = x + 1 + (x[1] == '-');
           const char *eq = strchr (name, '=');
           size_t nl = eq ? (size_t) (eq - name) : strlen (name);
-          if (in_bars (r->code_long, name, nl))
+          if (name_list_has (r->code_long, name, nl))
             {
               if (eq)
                 add_piece (cs, i, (size_t) (eq + 1 - x));
@@ -2047,7 +2017,7 @@ classify_runner (char *const *w, size_t a, size_t b, struct code_spec *cs)
               file = true;
               i += !eq;
             }
-          else if (in_bars (r->arg_long, name, nl) && !eq)
+          else if (name_list_has (r->arg_long, name, nl) && !eq)
             i++;
           i++;
           continue;
@@ -2293,7 +2263,7 @@ container_exec (char *const *w, size_t a, size_t b)
   for (;;)
     {
       while (i < b && w[i][0] == '-')
-        i += in_bars (global_args, w[i], strlen (w[i])) ? 2 : 1;
+        i += name_list_has (global_args, w[i], strlen (w[i])) ? 2 : 1;
       if (i < b && engine && !compose && strcmp (w[i], "compose") == 0)
         {
           compose = true;
@@ -2318,7 +2288,7 @@ container_exec (char *const *w, size_t a, size_t b)
       = "|-e|--env|-u|--user|-w|--workdir|--env-file|--detach-keys|--index|"
         "-c|--container|-n|--namespace|";
   while (i < b && w[i][0] == '-')
-    i += in_bars (exec_args, w[i], strlen (w[i])) ? 2 : 1;
+    i += name_list_has (exec_args, w[i], strlen (w[i])) ? 2 : 1;
   return i + 1 < b ? i + 1 : 0; /* past the container */
 }
 
