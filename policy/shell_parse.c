@@ -2,18 +2,24 @@
  *
  * It reads a command line the way bash's parser does, as far as that
  * decides what runs: quotes, escapes, backslash-newline, comments,
- * operators, reserved words, heredocs, and the nested scripts of $(...),
- * `...`, <(...), (...), {...}.  On top of bash's view it looks through
- * wrappers (sudo rm), shells' -c strings, eval, find -exec and heredocs
- * fed to a shell.  Where bash would report a syntax error, it goes on and
- * treats what follows as commands: a judge may see commands bash would
- * not run, never the other way round.
+ * operators, reserved words, heredocs, brace expansion, and the nested
+ * scripts of $(...), `...`, <(...), (...), {...}.  On top of bash's view
+ * it looks through wrappers (sudo rm, docker exec C rm), and it finds the
+ * scripts a command runs (shell_script): shells' -c strings, eval, find
+ * -exec, heredocs, here-strings and echo fed to a shell or interpreter,
+ * interpreters' inline code (whose shell calls inline_code.c reads),
+ * database commands, files the line writes and then runs, and what a
+ * variable the line set to a literal would make a command.  Where bash
+ * would report a syntax error, it goes on and treats what follows as
+ * commands: a judge may see commands bash would not run, never the other
+ * way round.
  *
  * Bounds: every byte of a text is read a bounded number of times (the
  * lexer only moves forward; look-ahead is one byte past blanks and
- * continuations), nesting is at most MAX_NEST deep, and nested scripts
- * (-c strings, eval, backquotes, heredocs fed to a shell) share a budget
- * proportional to the input.  `work` counts the steps. */
+ * continuations), nesting is at most MAX_NEST deep, and nested scripts,
+ * copies of wrapped commands' words and brace expansions have budgets
+ * proportional to the top-level command they come from (see
+ * segment_bytes).  `work` counts the steps. */
 #define _GNU_SOURCE
 #include "shell_parse.h"
 #include "chars.h"
