@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # airlock: build, install, test.  See README.md.
 
 VERSION    := $(strip $(file < VERSION))

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What every execution backend implements (local, docker, ssh,
  * singularity, modal, daytona).  The session layer above (broker/) is
  * written once against this: it builds the shell script of each command,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See cgroup_oom.h. */
 #define _GNU_SOURCE
 #include "cgroup_oom.h"

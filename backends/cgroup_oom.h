@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Whether the kernel killed something of a sandbox for want of memory:
  * the OOM-kill counter of the memory cgroup a process is in, read from
  * the host (cgroup v1 memory.oom_control, v2 memory.events). */

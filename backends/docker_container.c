@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The container of a docker session (see docker_container.h).
  *
  * Hardening, always: every capability dropped (only docker.cap_add comes

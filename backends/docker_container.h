@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The container of a docker session: what it is created as (hardening,
  * limits, mounts, labels), whether an existing one can be reused, and
  * its removal.  Internal to the docker backend. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The Docker Engine API client (see docker_engine.h). */
 #define _GNU_SOURCE
 #include "docker_engine.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A small client of the Docker Engine API over its unix socket: JSON
  * requests through libcurl, and the hijacked raw stream of an exec.
  * Never the docker CLI: its start-up alone costs tens of milliseconds a

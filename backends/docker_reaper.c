@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The docker backend's orphan reaper (see docker_session.h).
  *
  * A daemon that dies leaves its containers behind (their commands die

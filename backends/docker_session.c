@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The docker backend's sessions (see docker_session.h).
  *
  * A session is one container (docker_container.c).  Each command is an

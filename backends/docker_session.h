@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sessions of the docker backend: one hardened container of the local
  * Docker Engine per session, commands through the exec API (see
  * docker_session.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The docker backend's job leader (see exec_leader.h). */
 #define _GNU_SOURCE
 #include "exec_leader.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The job leader of docker sessions: `airlock-supervisor --job`, run by
  * the Docker Engine's exec API for every command.
  *

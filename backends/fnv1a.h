@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* FNV-1a, 64 bits: a fast hash to tell configurations apart (a changed
  * container request, a session's settings).  Not a security boundary. */
 #ifndef AIRLOCK_BACKENDS_FNV1A_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A file airlock needs at a path compiled in at build time (the helper,
  * the supervisor, the default rules) or named by an AIRLOCK_* variable:
  * when it is missing, the error says where the path came from and how to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The local backend: one command in a fresh namespace sandbox on this
  * host, built by airlock-helper.  The broker never holds privilege; it
  * only starts the helper and speaks the wire protocol with it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The local backend's sessions: one sandbox built by airlock-helper whose
  * pid 1 is airlock-supervisor, kept alive between commands.  The broker
  * talks to the helper on one socket (setup and the sandbox's end) and to

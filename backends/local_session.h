@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sessions of the local backend (see local_session.c). */
 #ifndef AIRLOCK_BACKENDS_LOCAL_SESSION_H
 #define AIRLOCK_BACKENDS_LOCAL_SESSION_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See posture.h.  /proc/PID/status and uid_map stay readable by the
  * sandbox's owner even when its processes are non-dumpable, unlike
  * /proc/PID/ns. */

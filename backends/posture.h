@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Checking a sandbox's posture on its first process, from the host's
  * /proc: what every result then reports is what the kernel says. */
 #ifndef AIRLOCK_BACKENDS_POSTURE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See process_tree.h. */
 #define _GNU_SOURCE
 #include "process_tree.h"

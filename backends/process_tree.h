@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A job's process tree, seen from its leader (a child subreaper): start
  * the command at its root, kill the whole tree.  Shared by the local
  * supervisor's job leaders and the docker backend's (exec_leader.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A command's pending stdin (see stdin_feed.h). */
 #include <errno.h>
 #include <stdlib.h>

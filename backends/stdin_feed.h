@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Input on its way into a command's stdin pipe: what the broker sent and
  * the command has not read yet, bounded, written as the pipe takes it.
  * Shared by the supervisor's jobs and the docker job leader. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* airlock-supervisor: pid 1 of a local session sandbox, unprivileged.
  *
  * It reads requests from the broker on fd 0 (a SOCK_SEQPACKET socket,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Decoder and encoder helpers for the broker <-> supervisor messages. */
 #include "supervisor_protocol.h"
 

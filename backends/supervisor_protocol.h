@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Messages between the broker and a session's supervisor, the unprivileged
  * pid 1 of a local session sandbox.  Same framing as helper/protocol.h;
  * its own closed sets of message and field types.  The broker treats

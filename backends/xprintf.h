@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* printf into a new string: the one formatting helper of the broker and
  * its backends. */
 #ifndef AIRLOCK_BACKENDS_XPRINTF_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* airlock: the unprivileged broker's command line. */
 #include <stdio.h>
 #include <string.h>

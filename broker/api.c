@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The JSON-lines API (docs/api.md): one request object per line, answered
  * by one response object, or for a foreground exec by output events and
  * then a result, all carrying the request's "id".  A malformed line gets an

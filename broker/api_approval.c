@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The approval gate in the API: every exec, foreground or background,
  * passes api_gate before it reaches a backend.  A command that needs an
  * answer is parked here; the client that sent it gets an "approval"

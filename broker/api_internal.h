@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the API's handler files (api.c, api_approval.c) share. */
 #ifndef AIRLOCK_BROKER_API_INTERNAL_H
 #define AIRLOCK_BROKER_API_INTERNAL_H

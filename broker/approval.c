@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Rules, allowlist and audit log of the approval gate, for the daemon and
  * the one-shot `airlock run`. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The broker's side of the approval gate: where the rules, the user's
  * allowlist and the audit log live, keeping them fresh, and recording
  * every decision.  The decision itself is policy/gate.c's. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Asking the person at the terminal whether a dangerous command may run.
  * The question goes to /dev/tty, not stdout/stderr: those may be a pipe
  * to an agent, which must not be the one answering. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The interactive approval mode: a person at the terminal answers. */
 #ifndef AIRLOCK_BROKER_APPROVAL_PROMPT_H
 #define AIRLOCK_BROKER_APPROVAL_PROMPT_H

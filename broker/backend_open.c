@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Backend selection: configuration in, a live backend session out. */
 #define _GNU_SOURCE
 #include <errno.h>

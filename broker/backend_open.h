@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* From configuration to a running backend session: the one place that
  * knows every backend's options (api.c's open and the CLI go through it). */
 #ifndef AIRLOCK_BROKER_BACKEND_OPEN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The commands that talk to the per-user daemon: `airlock serve`,
  * `airlock exec`, `airlock session ls|open|close`, and `airlock daemon`
  * itself.  The daemon is started on demand. */

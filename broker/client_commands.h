@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CLI commands served by the per-user daemon. */
 #ifndef AIRLOCK_BROKER_CLIENT_COMMANDS_H
 #define AIRLOCK_BROKER_CLIENT_COMMANDS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Configuration: the schema table, the sources (defaults, system file,
  * user file, environment) and the getters.  See config.h and
  * docs/config.md. */

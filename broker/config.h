@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The broker's configuration: which backend to use and how each backend
  * is set up.
  *

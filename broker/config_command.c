@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `airlock config show [--json]`: the settings a session opened now would
  * get, each with where it came from (docs/config.md). */
 #include "config_command.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The per-user daemon: owns the named sessions, listens on a unix socket
  * in a 0700 runtime directory, speaks newline-delimited JSON (api.c),
  * reaps idle sessions, and exits when it has no session and no client and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The per-user daemon that owns named sessions, and what its API handlers
  * (api.c) need of it. */
 #ifndef AIRLOCK_BROKER_DAEMON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bounded head+tail capture of a command's output with a spill file.
  *
  * Bytes are decoded to code points as they arrive.  The first `limit`

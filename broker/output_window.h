@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bounded capture of a command's output, for the session layer.
  *
  * An agent's command may print gigabytes; the model must only ever see a

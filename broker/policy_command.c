@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `airlock policy`: ask the approval gate without running anything.
  *   check [--mode M] [--isolated] -- COMMAND   the decision and the rules
  *   rules                                       every rule in force

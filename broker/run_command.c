@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `airlock run`: parse the command line into a local_run and run it. */
 #define _GNU_SOURCE
 #include "run_command.h"

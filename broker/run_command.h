@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `airlock run`: one command in a fresh local sandbox. */
 #ifndef AIRLOCK_BROKER_RUN_COMMAND_H
 #define AIRLOCK_BROKER_RUN_COMMAND_H

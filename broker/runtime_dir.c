@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The per-user runtime directory of the daemon: its socket, lock, log and
  * the list of sessions it owned. */
 #define _GNU_SOURCE

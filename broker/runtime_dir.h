@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Where the per-user daemon keeps its socket. */
 #ifndef AIRLOCK_BROKER_RUNTIME_DIR_H
 #define AIRLOCK_BROKER_RUNTIME_DIR_H

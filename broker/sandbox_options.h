@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Parsing of local sandbox options shared by `airlock run` and sessions
  * (command-line options and config values). */
 #ifndef AIRLOCK_BROKER_SANDBOX_OPTIONS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The session layer (see session.h). */
 #define _GNU_SOURCE
 #include "session.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The session layer, written once above every backend: a named session is
  * one backend sandbox kept alive between commands; each command is a
  * fresh `bash -c` wrapped so that exports, functions, aliases and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shell state carried between the commands of a session: the scripts.
  *
  * How a command script runs (see shell_command_script):

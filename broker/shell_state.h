@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shell state carried between the commands of a session.
  *
  * Each command of a session is a fresh `bash -c SCRIPT` in the sandbox.

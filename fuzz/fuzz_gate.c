@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer harness for the approval gate as a whole (policy/gate.c with
  * policy/rules.c, the tokenizer and the shipped policy/default.rules): the
  * gate judges command lines an agent wrote, so any bytes at all.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer harness for al_decode() (helper/protocol.c).
  *
  * Beyond "no crash, no sanitizer report", every input checks:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer harness for shell_parse() and policy_normalize()
  * (policy/shell_parse.c, policy/normalize.c): the approval gate reads
  * command lines an agent wrote, so any bytes at all.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Write a seed corpus for fuzz_protocol into the directory argv[1]: valid
  * run requests of several shapes, one report per event, and near-valid
  * messages that fail one specific check late, so the fuzzer starts deep

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* airlock-helper: the only privileged program of airlock.
  *
  * It runs one command in a fresh sandbox for the broker that called it, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* /etc/airlock/helper.conf: what the administrator allows the helper to
  * grant.  Root-owned, refused when group- or other-writable; a missing
  * file means the safe defaults below. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bring `lo` up in the sandbox's new network namespace with libnl-3.
  *
  * libnl is loaded here with dlopen(), not linked: its library constructors

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Loopback networking inside the sandbox's own network namespace. */
 #ifndef AIRLOCK_HELPER_LOOPBACK_H
 #define AIRLOCK_HELPER_LOOPBACK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Privilege modes and every change of privilege the helper makes. */
 #define _GNU_SOURCE
 #include "privilege.h"

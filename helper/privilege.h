@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Privilege state of the helper: which mode it runs in, and the only ways
  * that state may change (always downwards, tracked here, never inferred
  * from geteuid()). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The airlock wire protocol: encoder and pure decoder (see protocol.h). */
 #include "protocol.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The airlock wire protocol: one definition of the format, used by the
  * broker, the helper and (later) the in-sandbox supervisor.
  *

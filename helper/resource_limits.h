@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Resource limits of one sandbox: a pids and memory cgroup when the helper
  * is root and the host offers the controllers, else rlimits. */
 #ifndef AIRLOCK_HELPER_RESOURCE_LIMITS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Building the sandbox's root.  Every mount is made by file descriptor
  * (open_tree/fsmount -> move_mount), never by path string, and every path
  * inside a tree the caller controls is opened without following symlinks,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sandbox's file system: a new root on an empty tmpfs (or the caller's
  * own --rootfs), filled with read-only binds of the system directories,
  * the workspace, the requested binds, a private /tmp, a fresh /proc and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The baseline seccomp filter.
  *
  * Policy: allow by default, deny a list.  The list is at least Docker's

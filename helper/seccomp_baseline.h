@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The built-in seccomp filter every sandbox gets, installed last, just
  * before execve.  The broker may stack stricter filters on top of it; the
  * kernel then applies the most restrictive answer, so it can never loosen

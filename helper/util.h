@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Small shared utilities of the helper: failure reporting that never
  * returns, cleanup attributes, and the report channel. */
 #ifndef AIRLOCK_HELPER_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The approval gate's audit log.  See audit_log.h.
  *
  * Every write runs under an flock() on the opened state directory:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The approval gate's audit log: one JSON object per line, appended to
  * STATE_DIR/audit.log, for every decision the gate makes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Small text helpers the policy parsers (rule files, the shell tokenizer,
  * the inline-code scanner) share. */
 #ifndef AIRLOCK_POLICY_CHARS_H

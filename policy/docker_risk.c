@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Does a Docker session reach the host?  See docker_risk.h.
  *
  * The judgment fails closed: whatever cannot be judged (an unknown volume

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Does a Docker session reach the host?  Judged here, in policy/, from
  * facts the docker backend gathers (its configuration, and the inspected
  * options of the named volumes it mounts); the answer decides how much

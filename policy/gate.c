@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The approval gate's decision for one command (order in gate.h). */
 #define _GNU_SOURCE
 #include <fnmatch.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The approval gate: one decision per command, the same on every backend.
  *
  * Order (issue 4; each step ends the evaluation when it decides):

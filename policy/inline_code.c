@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What inline interpreter code hands on to be run (see inline_code.h).
  *
  * Two passes over the code, both linear:

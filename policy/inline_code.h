@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What inline interpreter code hands on to be run, for the approval gate:
  * the command lines it gives a shell (os.system("..."), `...`,
  * child_process.execSync("...")), the argument lists it runs directly

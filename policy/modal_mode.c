@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Modal mode resolution and direct-credential discovery.  See
  * modal_mode.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Modal mode resolution: which way a Modal session is created, decided
  * once, when the session is created, from facts the caller gathers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Normalization of a command line before it is judged (see
  * shell_parse.h and hermes-backends.md §5.2).
  *

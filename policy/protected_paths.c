@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* airlock's own directories in a sandbox's view (see protected_paths.h). */
 #define _GNU_SOURCE
 #include "protected_paths.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* airlock's own directories in a sandbox's view.
  *
  * The configuration (rules, allowlist), the state (the audit log) and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Secrets out of command lines.  See redact.h.
  *
  * Each pattern marks byte ranges: its capture groups when it has any (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Secrets out of command lines, before they are written anywhere (the
  * audit log, messages shown to a person).
  *

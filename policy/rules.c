@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The approval gate's rule files: parsing, compiling every pattern with
  * PCRE2, matching a parsed command, and running the files' own test
  * cases.  The format is documented in docs/policy.md ("Rule file

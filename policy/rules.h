@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The approval gate's rules are data: a shipped default file
  * (policy/default.rules, installed as DEFAULT_RULES) and the
  * administrator's file (ADMIN_RULES, /etc/airlock/policy.rules), which may

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The approval gate's shell tokenizer (see shell_parse.h).
  *
  * It reads a command line the way bash's parser does, as far as that

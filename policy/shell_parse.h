@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What a shell command line would run, for the approval gate: the text is
  * first normalized against obfuscation, then split into simple commands
  * at every command position a POSIX/bash shell would see.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Allocation that cannot fail quietly: out of memory prints and aborts.
  * For the broker's configuration and the policy modules, where a half-
  * built rule set or config must never be taken for a whole one. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Configuration per open, API strictness and posture (docs/api.md,
 # docs/config.md): a daemon that is already running never answers with
 # the settings it started with; requests it does not understand are

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Build-time paths and flags, as a packager and a user installing
 # elsewhere meet them: a PREFIX change between make and make install,
 # dpkg-buildflags, the version in one place.  Run once, as root, by

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # What `make demo` runs inside a fresh airlock sandbox, as
 # `bash ./demo-sandbox.sh` in the demo's workspace (tests/demo.sh copies it
 # there).  The approval gate judges that command line; what this file then

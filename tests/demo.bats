@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The README's first command, as a newcomer types it: `sudo make demo` (or
 # `make demo` as root where sudo is missing) in a copy of the tree with
 # nothing built and nothing installed.  Run once, as root, by run-tests.sh.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `make demo`: the build tree's airlock, nothing installed.  One line with
 # the approval gate's verdict on a dangerous command, then a script run in
 # a fresh local sandbox (tests/demo-sandbox.sh) that prints what it can and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The docker backend's own tests, against a real dockerd (tests/run-tests.sh
 # runs them once, after the local suites; tests/sessions.bats runs the
 # backend-agnostic suite with BACKEND=docker).  The docker CLI is used only

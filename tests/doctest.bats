@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Every example of docs/api.md, run against a real daemon as the test user
 # and compared (tests/doctest/api_doctest.py).  The document's examples
 # were made in the setuid mode; the other modes differ in their posture.

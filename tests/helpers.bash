@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared by every bats file.  tests/run-tests.sh exports:
 #   AIRLOCK        the installed broker
 #   AIRLOCK_HELPER the helper of the privilege mode under test

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # airlock-helper against a hostile caller (tests/hostile.c, the checklist of
 # sandbox-prior-art.md §5.2), and the refusals that a misused or
 # misconfigured helper must give.  Everything runs as the test user.

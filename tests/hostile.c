@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* airlock-hostile: a hostile caller of airlock-helper, for the tests.
  *
  *   airlock-hostile HELPER SUBCOMMAND [ARG]...

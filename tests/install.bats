@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The install targets, into a staging DESTDIR (run once: they do not depend
 # on the privilege mode under test).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Resource limits: pids and memory bounded by a cgroup (setuid root, where
 # the host offers the controllers) or rlimits, and the report of which.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The approval gate through the command line and the API: decisions,
 # modes (timeout included), persistence of answers, the audit log, the
 # administrator's file, and airlock's own files kept out of sandboxes.

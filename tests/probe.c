@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* airlock-probe: run by the tests inside the sandbox.
  *
  *   airlock-probe SUBCOMMAND [ARGS]

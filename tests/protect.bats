@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # airlock's own directories (config, state, runtime) are hidden from a
 # sandbox that would show them, never shown and never refused for it
 # (policy/protected_paths.h); the fallback runtime directory that no other

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The whole test suite (`make check`): protocol unit tests, a fuzz smoke run
 # under ASan+UBSan, and the command-line tests run as an unprivileged user
 # against the helper in each privilege mode (unprivileged user namespaces,

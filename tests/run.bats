@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # `airlock run`: exit codes, signals, timeouts, streams, large and binary
 # output.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # What a command sees from inside the local sandbox, in each privilege mode.
 
 load helpers

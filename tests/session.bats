@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The local backend's sessions through the backend interface: a sandbox
 # whose pid 1 is airlock-supervisor, many commands in it.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* airlock-session-driver: drives one local session through the backend
  * interface, for the tests of the supervisor and the local backend (the
  * session layer and its API build on the same interface).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The backend-agnostic session suite: named sessions through the CLI and
 # the JSON-lines API.  BACKEND selects the backend (default local); every
 # later backend runs this same file.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `make bench`: what airlock costs, side by side with the obvious baselines,
 # in one run:
 #   1. per command in a warm local session (`airlock exec S -- true`, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `make bench`, part 0: what the approval gate costs per command.
  *
  * Loads the shipped rules (argv[1]) and decides a set of command lines an

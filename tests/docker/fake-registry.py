@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A test double of a container registry: the Docker Registry HTTP API V2
 (the distribution spec's pull side: /v2/, manifests, blobs), serving one
 image read from a `docker save` archive.  No registry is reachable from

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build the docker backend's test image without a registry: busybox-static
 # for the usual tools, plus this host's bash and the libraries it loads,
 # packed into a tarball and `docker import`ed.  Idempotent: the image is

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Run every example of docs/api.md against a real daemon and compare.
 
 An example is a fenced block whose info string is `jsonl`:

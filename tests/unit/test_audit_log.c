@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests for secret redaction (policy/redact.c) and the audit log
  * (policy/audit_log.c).
  *

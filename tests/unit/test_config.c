@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests for the broker's configuration (broker/config.c).
  *
  * Every test starts from a clean slate: no AIRLOCK_* variable, no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests for the Docker Engine API client (backends/docker_engine.c),
  * against a fake engine in this process: a unix socket served by a
  * thread that reads each request as a real engine would (head, then as

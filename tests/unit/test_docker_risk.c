@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests for the Docker host-access judgment (policy/docker_risk.c).
  *
  * One table of container configurations, each with the expected answer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The approval gate's order of evaluation and its modes (policy/gate.c),
  * with small rule files written here so each step is seen on its own. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests for Modal mode resolution and direct-credential discovery
  * (policy/modal_mode.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests for the session layer's bounded output capture
  * (broker/output_window.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests for policy/protected_paths.c: where airlock's own directories
  * appear in a sandbox's view, and what cannot be shown at all. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests for the wire protocol (helper/protocol.c).
  *
  * Every rejection path of al_decode() is provoked at least once, and the

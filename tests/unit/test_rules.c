@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests for the approval gate's rule files (policy/rules.c).
  *
  * The shipped file (policy/default.rules) is loaded and every one of its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests for the approval gate's normalizer and shell tokenizer
  * (policy/normalize.c, policy/shell_parse.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests for the session shell-state scripts (broker/shell_state.c).
  *
  * The generated scripts are not compared with expected text: they are run,

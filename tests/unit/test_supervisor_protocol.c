@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests of the broker <-> supervisor messages: every message type
  * round-trips, and every rejection path the broker relies on (the
  * supervisor's messages are untrusted) answers with its reason. */
