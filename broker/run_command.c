@@ -260,6 +260,9 @@ run_command (int argc, char **argv)
       case O_MEMORY:
         if (!parse_number (optarg, &r.memory_max, true) || r.memory_max == 0)
           return usage_error ("--memory wants a size like 512M, not '%s'", optarg);
+        if (r.memory_max < MEMORY_MIN)
+          return usage_error ("--memory %s is too small: at least 16M (less cannot "
+                              "run a shell)", optarg);
         break;
       case O_PIDS:
         if (!parse_number (optarg, &v, false) || v == 0 || v > UINT32_MAX)

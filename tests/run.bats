@@ -122,3 +122,11 @@ bats_require_minimum_version 1.5.0
   [ "$status" -eq 125 ]
   [[ "$output" == *"cannot run the helper"* ]]
 }
+
+@test "run: a memory limit too small to run anything is refused, naming the minimum" {
+  run arun --memory 1 -- true
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--memory 1 is too small: at least 16M"* ]]
+  run arun --memory 15M -- true
+  [ "$status" -eq 2 ]
+}
