@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
 #include "local.h"
+#include "cgroup_oom.h"
 #include "installed_file.h"
 
 #include <errno.h>
@@ -93,9 +94,34 @@ local_spawn_helper (const char *helper, int their_end, const int stdio[3],
   _exit (AIRLOCK_EXIT_SETUP);
 }
 
+/* The sandbox's OOM-kill count, where it has a memory cgroup of its own:
+ * read when it starts and again when it is killed.  The helper removes
+ * the group soon after the exit report; a count that can no longer be
+ * read claims nothing. */
+struct oom_watch {
+  int fd;
+  long long before;
+};
+
+/* "20M": a size in the largest unit that divides it. */
+static void
+format_size (uint64_t n, char *buf, size_t size)
+{
+  static const char units[] = "KMGT";
+  int u = -1;
+  while (u < 3 && n >= 1024 && n % 1024 == 0)
+    {
+      n /= 1024;
+      u++;
+    }
+  snprintf (buf, size, "%llu%s", (unsigned long long) n,
+            u < 0 ? " bytes" : (char[]){ units[u], '\0' });
+}
+
 /* Turn one report into an exit code, or -1 to keep waiting. */
 static int
-handle_report (const struct al_report *rep, const struct local_run *r)
+handle_report (const struct al_report *rep, const struct local_run *r,
+               struct oom_watch *oom)
 {
   switch (rep->event)
     {
@@ -104,6 +130,11 @@ handle_report (const struct al_report *rep, const struct local_run *r)
         fprintf (stderr, "airlock: sandbox started, pid %u, helper: %s, "
                  "limits: %s\n", rep->pid, local_privilege_name (rep->privilege),
                  local_limits_name (rep->limits));
+      if (rep->limits == AL_LIMITS_CGROUP_V1 || rep->limits == AL_LIMITS_CGROUP_V2)
+        {
+          oom->fd = cgroup_oom_open ((pid_t) rep->pid);
+          oom->before = cgroup_oom_kills (oom->fd);
+        }
       return -1;
     case AL_EV_SETUP_FAILED:
       fprintf (stderr, "airlock: sandbox setup failed (%s): %s%s%s\n",
@@ -119,7 +150,18 @@ handle_report (const struct al_report *rep, const struct local_run *r)
           return AIRLOCK_EXIT_TIMEOUT;
         }
       if (rep->present >> (AL_F_SIGNAL - AL_F_EVENT) & 1)
-        return 128 + (int) rep->signal;
+        {
+          if (rep->signal == SIGKILL && oom->before >= 0
+              && cgroup_oom_kills (oom->fd) > oom->before)
+            {
+              char limit[32] = "";
+              if (r->memory_max)
+                format_size (r->memory_max, limit, sizeof limit);
+              fprintf (stderr, "airlock: killed: out of memory%s%s%s\n",
+                       *limit ? " (limit " : "", limit, *limit ? ")" : "");
+            }
+          return 128 + (int) rep->signal;
+        }
       return (int) rep->exit_code;
     default:
       return -1;
@@ -168,6 +210,7 @@ local_run (const struct local_run *r)
     }
 
   int code = -1, stop_sig = 0;
+  struct oom_watch oom = { .fd = -1, .before = -1 };
   static uint8_t buf[AL_MAX_MESSAGE];
   while (code < 0)
     {
@@ -203,13 +246,15 @@ local_run (const struct local_run *r)
           code = AIRLOCK_EXIT_SETUP;
           break;
         }
-      code = handle_report (&msg.u.report, r);
+      code = handle_report (&msg.u.report, r, &oom);
     }
   int ws = 0;
   while (waitpid (helper, &ws, 0) < 0 && errno == EINTR)
     ;
   close (sv[0]);
   close (sfd);
+  if (oom.fd >= 0)
+    close (oom.fd);
   if (code < 0 && stop_sig && WIFSIGNALED (ws) && WTERMSIG (ws) == stop_sig)
     /* Stopped before the helper could block signals: nothing had started. */
     code = 128 + stop_sig;
