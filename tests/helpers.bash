@@ -57,3 +57,9 @@ gone () {
   pgrep -af "$1"
   return 1
 }
+
+# Skip where the supervisor cannot run: the ASan build links it
+# dynamically, so it cannot start in a container or a bare rootfs.
+needs_static_supervisor () {
+  [ "${VARIANT:-release}" != asan ] || skip "the ASan build's supervisor is not static: $*"
+}

@@ -132,6 +132,7 @@ export HELPER_CONF="$T/etc/airlock/helper.conf"
 
 run_suites () { # label, prefix, modes
   local label=$1 prefix=$2 modes=$3 mode suite
+  export VARIANT=$label # release, or asan (whose supervisor is not static)
   export AIRLOCK="$prefix/bin/airlock"
   export AIRLOCK_SUPERVISOR="$prefix/libexec/airlock/airlock-supervisor"
   for mode in $modes; do
