@@ -175,14 +175,6 @@ want_env (struct client *c, const cJSON *req, const cJSON *id, bool *bad)
   return env;
 }
 
-static void
-free_env (char **env)
-{
-  for (char **e = env; e && *e; e++)
-    free (*e);
-  free (env);
-}
-
 /* The posture a result ran under (docs/api.md): never more than the
  * backend set up and, where it could, checked. */
 static cJSON *
@@ -518,7 +510,7 @@ out:
   free_dsession (ds);
   free (real);
   free (err);
-  free_env (env);
+  config_env_free (env);
 }
 
 static void
@@ -662,7 +654,7 @@ op_exec (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id,
   char **env = bad ? NULL : want_env (c, req, id, &bad);
   if (bad)
     return;
-  free_env (env); /* checked now; taken again when it starts */
+  config_env_free (env); /* checked now; taken again when it starts */
   if (cwd && cwd[0] != '/')
     return send_error (c, id, "bad_request", "cwd must be an absolute path");
   /* The approval gate, before anything runs or waits its turn. */
@@ -710,7 +702,7 @@ op_exec (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id,
   uint32_t job = 0;
   struct session_exec *e = NULL;
   int rc = session_exec (s->s, &rq, background ? NULL : &exec_callbacks, p, &e, &job, &err);
-  free_env (env);
+  config_env_free (env);
   if (rc < 0)
     {
       send_error (c, id, rc == -EBUSY ? "busy" : "backend_error", "%s",
