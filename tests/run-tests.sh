@@ -83,8 +83,8 @@ fi
 
 # ---- 3. A private install: the helper reads $T/etc/airlock/helper.conf ----
 section "installing into $T/prefix"
-TEST_USER=airlock-test
-OTHER_USER=airlock-other
+TEST_USER=${TEST_USER:-airlock-test}
+OTHER_USER=${OTHER_USER:-airlock-other}
 id "$TEST_USER" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER"
 id "$OTHER_USER" >/dev/null 2>&1 || useradd --create-home --shell /usr/sbin/nologin "$OTHER_USER"
 other_home=$(getent passwd "$OTHER_USER" | cut -d: -f6)
