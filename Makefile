@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: MIT
 # airlock: build, install, test.  See README.md.
 
+# A plain `make` builds the programs (the first rule below is a stamp).
+.DEFAULT_GOAL := all
+
 VERSION    := $(strip $(file < VERSION))
 ifeq ($(VERSION),)
   $(error VERSION, the one place the version is kept, is missing or empty)
