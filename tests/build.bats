@@ -157,3 +157,12 @@ teardown () {
   # Nowhere else: no source file spells the version out.
   ! grep -rnF --include='*.c' --include='*.h' --include=Makefile "$v" "$BATS_TEST_DIRNAME/.."
 }
+
+@test "build: a plain make builds the programs and the man pages" {
+  run mk BUILDDIR="$T/plain-build"
+  [ "$status" -eq 0 ]
+  for f in airlock airlock-helper airlock-supervisor airlock.1 airlock-helper.8; do
+    [ -s "$T/plain-build/$f" ] || { echo "make built no $f"; false; }
+  done
+  rm -rf "$T/plain-build"
+}
