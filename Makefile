@@ -83,7 +83,7 @@ BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_sessio
 POLICY_SRCS := $(sort $(wildcard policy/*.c))
 BROKER_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c \
                broker/daemon.c broker/api.c broker/session.c broker/shell_state.c \
-               broker/output_window.c broker/config.c broker/runtime_dir.c \
+               broker/output_window.c broker/spool.c broker/config.c broker/runtime_dir.c \
                broker/sandbox_options.c broker/backend_open.c broker/approval.c \
                broker/api_approval.c broker/approval_prompt.c broker/policy_command.c \
                broker/config_command.c \
@@ -159,6 +159,8 @@ UNIT_SRCS_protocol := helper/protocol.c
 UNIT_SRCS_shell_state := broker/shell_state.c
 UNIT_SRCS_supervisor_protocol := backends/supervisor_protocol.c helper/protocol.c
 UNIT_SRCS_output_window := broker/output_window.c
+UNIT_TESTS += spool
+UNIT_SRCS_spool := broker/spool.c backends/xprintf.c
 UNIT_SRCS_config := broker/config.c policy/xalloc.c
 # policy/: one test per module; test_rules also runs every case of the
 # shipped rule file (policy/default.rules).

@@ -14,9 +14,19 @@
 #include "daemon.h"
 #include "api_internal.h"
 #include "backend_open.h"
+#include "output_window.h"
+#include "spool.h"
 #include "xprintf.h"
 
 #define JOB_READ_MAX (1 << 20)
+/* A client following a job's output is sent more from the spool only
+ * while less than this is queued for it: a slow or stalled reader costs
+ * the daemon this much memory, not the size of the output. */
+#define STREAM_QUEUE_MAX (256 * 1024)
+#define STREAM_CHUNK (64 * 1024)
+/* Finished foreground commands a session keeps for attach and job_output
+ * (besides jobs.finished_ttl): the last few, not every command. */
+#define FINISHED_COMMANDS_KEPT 16
 
 /* A foreground exec asked for while the session was busy: commands of a
  * session run one after another, in the order they came. */
@@ -29,12 +39,24 @@ struct queued {
 
 static struct daemon *the_daemon;
 
+/* A client following a job's output: the client of a foreground exec, or
+ * one that attached.  It reads the job's spool at its own pace (pump);
+ * the final answer goes after the last output before it. */
 struct pending {
   struct client *c;
   cJSON *id;
   cJSON *posture; /* what the command runs under, for its result */
   struct session *s;
-  struct session_exec *e;
+  struct session_exec *e; /* the foreground exec while it runs, else NULL */
+  uint32_t job;
+  bool attach;            /* answered with "end" once the job has ended */
+  struct spool *spool;    /* a reference */
+  struct spool_cursor cur;
+  /* per stream: the start of a character cut at a chunk's end */
+  unsigned char carry[2][4];
+  size_t carry_len[2];
+  uint64_t carry_at[2];   /* its offset in the spool */
+  cJSON *result;          /* the final answer, once known */
   struct pending *next;
 };
 static struct pending *pendings;
@@ -470,6 +492,9 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
         .max_output_chars = (size_t) config_int (ds->cfg, "exec.max_output_chars"),
         .grace_ms = 2000,
         .spill_dir = d->dir, /* the daemon's runtime dir: 0700, ours */
+        .spool_max = config_size (ds->cfg, "jobs.spool_max"),
+        .spool_full_stops = !strcmp (config_string (ds->cfg, "jobs.on_spool_full"), "stop"),
+        .keep_finished = FINISHED_COMMANDS_KEPT,
         .env = (const char *const *) env,
         .what = what,
         .memory_limit = !strcmp (ds->backend, "docker")  ? config_string (ds->cfg, "docker.memory")
@@ -564,6 +589,28 @@ op_list (struct daemon *d, struct client *c, const cJSON *id)
 
 static void run_queue (struct session *s);
 
+static const char *const state_names[] = { "running", "exited", "killed" };
+
+static void
+add_job (cJSON *o, const struct job_info *j)
+{
+  cJSON_AddNumberToObject (o, "job", j->id);
+  cJSON_AddStringToObject (o, "command", j->command ? j->command : "");
+  cJSON_AddStringToObject (o, "state", state_names[j->state]);
+  if (j->state == JOB_RUNNING || j->cause == JOB_END_LOST)
+    cJSON_AddNullToObject (o, "exit_code");
+  else
+    cJSON_AddNumberToObject (o, "exit_code", j->exit_code);
+  if (j->state == JOB_RUNNING)
+    cJSON_AddNullToObject (o, "cause");
+  else
+    cJSON_AddStringToObject (o, "cause", session_job_end_name (j->cause));
+  if (j->lost)
+    cJSON_AddStringToObject (o, "error", j->lost);
+  if (j->spool_error)
+    cJSON_AddStringToObject (o, "spool_error", j->spool_error);
+}
+
 static void
 free_pending (struct pending *p)
 {
@@ -583,21 +630,135 @@ exec_mode (const struct dsession *s, const cJSON *req)
 }
 
 static void
-on_output (void *ctx, struct session_exec *e, int stream, const char *text,
-           size_t n)
+unlink_pending (struct pending *p)
 {
-  struct pending *p = ctx;
+  for (struct pending **q = &pendings; *q; q = &(*q)->next)
+    if (*q == p)
+      {
+        *q = p->next;
+        break;
+      }
+  cJSON_Delete (p->result);
+  spool_unref (p->spool);
+  free_pending (p);
+}
+
+/* Where a client that has everything so far would resume (job_output,
+ * attach): before any character still held back. */
+static uint64_t
+next_offset (const struct pending *p)
+{
+  uint64_t at = p->cur.offset;
+  for (int k = 0; k < 2; k++)
+    if (p->carry_len[k] && p->carry_at[k] < at)
+      at = p->carry_at[k];
+  return at;
+}
+
+static void
+send_output (struct pending *p, int stream, const unsigned char *raw, size_t n)
+{
+  char *text = NULL;
+  size_t len = output_window_sanitize_utf8 (raw, n, &text);
+  if (text && len)
+    {
+      cJSON *ev = cJSON_CreateObject ();
+      cJSON_AddItemToObject (ev, "id", cJSON_Duplicate (p->id, true));
+      cJSON_AddStringToObject (ev, "event", "output");
+      cJSON_AddStringToObject (ev, "stream", stream == 2 ? "stderr" : "stdout");
+      cJSON_AddStringToObject (ev, "data", text);
+      cJSON_AddNumberToObject (ev, "next_offset", (double) next_offset (p));
+      client_send (p->c, ev);
+    }
+  free (text);
+}
+
+/* The end of an attach: how the job ended, as far as it has. */
+static cJSON *
+attach_end (struct pending *p)
+{
+  struct job_info j;
+  if (session_job_info (p->s, p->job, &j) < 0)
+    {
+      cJSON *r = reply (p->id, false);
+      cJSON *e = cJSON_AddObjectToObject (r, "error");
+      cJSON_AddStringToObject (e, "code", "no_job");
+      cJSON_AddStringToObject (e, "message", "the job is gone (pruned)");
+      return r;
+    }
+  if (j.state == JOB_RUNNING)
+    return NULL;
+  cJSON *r = reply (p->id, true);
+  cJSON_AddStringToObject (r, "event", "end");
+  add_job (r, &j);
+  return r;
+}
+
+/* Send what the client can take now of the job's output, and its final
+ * answer once all the output before it is out. */
+static void
+pump (struct pending *p)
+{
+  static unsigned char buf[STREAM_CHUNK + 4];
+  while (client_queued (p->c) < STREAM_QUEUE_MAX)
+    {
+      int stream = 1;
+      ssize_t n = spool_read_labelled (p->spool, &p->cur, buf + 4, STREAM_CHUNK, &stream);
+      if (n < 0)
+        {
+          /* Never a silent gap: say so, and go on from the end. */
+          char *m = xprintf ("airlock: the output from byte %llu on could not "
+                             "be read from %s: %s\n",
+                             (unsigned long long) p->cur.offset,
+                             spool_path (p->spool), strerror (errno));
+          p->cur = spool_cursor_at (p->spool, spool_size (p->spool));
+          if (m)
+            send_output (p, 2, (const unsigned char *) m, strlen (m));
+          free (m);
+          continue;
+        }
+      if (n == 0)
+        break;
+      int k = stream - 1;
+      /* The held-back start of a character goes before the new bytes. */
+      size_t held = p->carry_len[k];
+      unsigned char *chunk = buf + 4 - held;
+      memcpy (chunk, p->carry[k], held);
+      size_t total = held + (size_t) n;
+      size_t whole = output_window_complete_utf8 (chunk, total);
+      p->carry_len[k] = total - whole;
+      memcpy (p->carry[k], chunk + whole, p->carry_len[k]);
+      if (p->carry_len[k] && !held)
+        p->carry_at[k] = p->cur.offset - p->carry_len[k];
+      send_output (p, stream, chunk, whole);
+    }
+  if (p->e || !spool_finished (p->spool) || p->cur.offset < spool_size (p->spool)
+      || client_queued (p->c) >= STREAM_QUEUE_MAX)
+    return;
+  if (p->attach && !p->result)
+    p->result = attach_end (p);
+  if (!p->result)
+    return;
+  /* Characters cut short at the very end: shown as such. */
+  for (int k = 0; k < 2; k++)
+    if (p->carry_len[k])
+      {
+        size_t held = p->carry_len[k];
+        p->carry_len[k] = 0;
+        send_output (p, k + 1, p->carry[k], held);
+      }
+  if (p->attach)
+    cJSON_AddNumberToObject (p->result, "next_offset", (double) p->cur.offset);
+  client_send (p->c, p->result);
+  p->result = NULL;
+  unlink_pending (p);
+}
+
+static void
+on_output (void *ctx, struct session_exec *e)
+{
   (void) e;
-  if (!p->c)
-    return; /* its client went away: the command runs on, unheard */
-  cJSON *ev = cJSON_CreateObject ();
-  cJSON_AddItemToObject (ev, "id", cJSON_Duplicate (p->id, true));
-  cJSON_AddStringToObject (ev, "event", "output");
-  cJSON_AddStringToObject (ev, "stream", stream == 2 ? "stderr" : "stdout");
-  char *copy = strndup (text, n);
-  cJSON_AddStringToObject (ev, "data", copy ? copy : "");
-  free (copy);
-  client_send (p->c, ev);
+  pump (ctx);
 }
 
 static void
@@ -605,9 +766,21 @@ on_done (void *ctx, struct session_exec *e, const struct exec_result *res)
 {
   (void) e;
   struct pending *p = ctx;
-  cJSON *r = reply (p->id, true);
+  bool lost = res->cause == JOB_END_LOST;
+  cJSON *r = reply (p->id, !lost);
   cJSON_AddStringToObject (r, "event", "result");
-  cJSON_AddNumberToObject (r, "exit_code", res->exit_code);
+  if (lost)
+    {
+      /* The backend lost the command: an error, never an exit code. */
+      cJSON *err = cJSON_AddObjectToObject (r, "error");
+      cJSON_AddStringToObject (err, "code", "job_lost");
+      cJSON_AddStringToObject (err, "message", res->lost ? res->lost : "lost");
+      cJSON_AddNullToObject (r, "exit_code");
+    }
+  else
+    cJSON_AddNumberToObject (r, "exit_code", res->exit_code);
+  cJSON_AddNumberToObject (r, "job", res->job);
+  cJSON_AddStringToObject (r, "cause", session_job_end_name (res->cause));
   cJSON_AddStringToObject (r, "stdout", res->stdout_text ? res->stdout_text : "");
   cJSON_AddStringToObject (r, "stderr", res->stderr_text ? res->stderr_text : "");
   cJSON_AddStringToObject (r, "output", res->output ? res->output : "");
@@ -616,6 +789,10 @@ on_done (void *ctx, struct session_exec *e, const struct exec_result *res)
     cJSON_AddStringToObject (r, "spill_path", res->spill_path);
   else
     cJSON_AddNullToObject (r, "spill_path");
+  if (res->spool_error)
+    cJSON_AddStringToObject (r, "spool_error", res->spool_error);
+  else
+    cJSON_AddNullToObject (r, "spool_error");
   cJSON_AddStringToObject (r, "cwd", res->cwd ? res->cwd : "");
   cJSON_AddNumberToObject (r, "duration_ms", (double) res->duration_ms);
   cJSON_AddBoolToObject (r, "timed_out", res->timed_out);
@@ -623,18 +800,10 @@ on_done (void *ctx, struct session_exec *e, const struct exec_result *res)
   cJSON_AddBoolToObject (r, "oom_killed", res->oom_killed);
   cJSON_AddItemToObject (r, "posture", p->posture);
   p->posture = NULL;
-  if (p->c)
-    client_send (p->c, r);
-  else
-    cJSON_Delete (r);
-  for (struct pending **q = &pendings; *q; q = &(*q)->next)
-    if (*q == p)
-      {
-        *q = p->next;
-        break;
-      }
+  p->result = r;
+  p->e = NULL;
   struct session *sess = p->s;
-  free_pending (p);
+  pump (p);
   run_queue (sess);
 }
 
@@ -694,6 +863,11 @@ op_exec (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id,
   if (!background)
     {
       p = calloc (1, sizeof *p);
+      if (!p)
+        {
+          config_env_free (env);
+          return send_error (c, id, "busy", "out of memory");
+        }
       p->c = c;
       p->id = id ? cJSON_Duplicate (id, true) : cJSON_CreateNull ();
       p->posture = posture_json (s, exec_mode (s, req));
@@ -721,8 +895,50 @@ op_exec (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id,
     }
   p->e = e;
   p->s = s->s;
+  p->job = job;
+  p->spool = spool_ref (session_exec_spool (e));
   p->next = pendings;
   pendings = p;
+  /* The job's id first: a client that loses its connection can come
+   * back for the rest (attach, job_output) by it. */
+  cJSON *ev = reply (id, true);
+  cJSON_AddStringToObject (ev, "event", "started");
+  cJSON_AddNumberToObject (ev, "job", job);
+  client_send (c, ev);
+}
+
+/* attach: the output of a job (running or finished) from an offset, live
+ * as it comes, then its end. */
+static void
+op_attach (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
+{
+  bool bad = false;
+  struct dsession *s = want_session (d, c, req, id, &bad);
+  uint32_t job = bad ? 0 : (uint32_t) want_number (c, req, id, "job", 0, 1, 1e9, &bad);
+  double off = bad ? 0 : want_number (c, req, id, "offset", 0, 0, 9e15, &bad);
+  if (bad)
+    return;
+  if (!cJSON_GetObjectItemCaseSensitive (req, "job"))
+    return send_error (c, id, "missing_field", "field \"job\" is required");
+  struct spool *sp = session_job_spool (s->s, job);
+  if (!sp)
+    return send_error (c, id, "no_job", "no job %u in this session", job);
+  struct pending *p = calloc (1, sizeof *p);
+  if (!p)
+    {
+      spool_unref (sp);
+      return send_error (c, id, "busy", "out of memory");
+    }
+  p->c = c;
+  p->id = id ? cJSON_Duplicate (id, true) : cJSON_CreateNull ();
+  p->s = s->s;
+  p->job = job;
+  p->attach = true;
+  p->spool = sp;
+  p->cur = spool_cursor_at (sp, (uint64_t) off);
+  p->next = pendings;
+  pendings = p;
+  pump (p);
 }
 
 static void
@@ -747,19 +963,6 @@ op_interrupt (struct daemon *d, struct client *c, const cJSON *req,
 
 /* ---- background jobs ---- */
 
-static const char *const state_names[] = { "running", "exited", "killed" };
-
-static void
-add_job (cJSON *o, const struct job_info *j)
-{
-  cJSON_AddNumberToObject (o, "job", j->id);
-  cJSON_AddStringToObject (o, "command", j->command ? j->command : "");
-  cJSON_AddStringToObject (o, "state", state_names[j->state]);
-  if (j->state == JOB_RUNNING)
-    cJSON_AddNullToObject (o, "exit_code");
-  else
-    cJSON_AddNumberToObject (o, "exit_code", j->exit_code);
-}
 
 /* Data for a job's stdin is judged like a command when the job runs a
  * shell or interpreter that would execute it. */
@@ -799,15 +1002,7 @@ static struct wait *waits;
 static bool
 job_state (struct session *s, uint32_t job, struct job_info *out)
 {
-  struct job_info jobs[256];
-  size_t n = session_jobs (s, jobs, 256);
-  for (size_t i = 0; i < n; i++)
-    if (jobs[i].id == job)
-      {
-        *out = jobs[i];
-        return true;
-      }
-  return false;
+  return session_job_info (s, job, out) == 0;
 }
 
 static void
@@ -867,6 +1062,12 @@ void
 api_waits_tick (struct daemon *d)
 {
   (void) d;
+  /* Clients following output: what their connections can take now. */
+  for (struct pending *p = pendings, *next; p; p = next)
+    {
+      next = p->next;
+      pump (p);
+    }
   long long now = session_now_ms ();
   for (struct wait **at = &waits; *at;)
     {
@@ -1005,6 +1206,7 @@ static const struct
   { "job_stdin", { "session", "job", "data", "eof", NULL } },
   { "job_wait", { "session", "job", "timeout", NULL } },
   { "kill", { "session", "job", NULL } },
+  { "attach", { "session", "job", "offset", NULL } },
 };
 
 static bool
@@ -1119,6 +1321,8 @@ api_handle (struct daemon *d, struct client *c, const char *line, size_t len)
     api_op_answer (d, c, req, id);
   else if (!strcmp (op->valuestring, "interrupt"))
     op_interrupt (d, c, req, id);
+  else if (!strcmp (op->valuestring, "attach"))
+    op_attach (d, c, req, id);
   else if (!strcmp (op->valuestring, "jobs") || !strcmp (op->valuestring, "job_output")
            || !strcmp (op->valuestring, "job_stdin") || !strcmp (op->valuestring, "kill")
            || !strcmp (op->valuestring, "job_wait"))
@@ -1152,9 +1356,23 @@ api_client_gone (struct daemon *d, struct client *c)
         }
       else
         q = &(*q)->next;
-  for (struct pending *p = pendings; p; p = p->next)
-    if (p->c == c)
-      p->c = NULL;
+  /* Its foreground commands are interrupted, or go on as background jobs
+   * (jobs.on_client_gone); nothing more is sent to it. */
+  for (struct pending *p = pendings, *next; p; p = next)
+    {
+      next = p->next;
+      if (p->c != c)
+        continue;
+      if (p->e)
+        {
+          const char *keep = NULL;
+          for (struct dsession *ds = d->sessions; ds; ds = ds->next)
+            if (ds->s == p->s)
+              keep = config_string (ds->cfg, "jobs.on_client_gone");
+          session_exec_detach (p->e, keep && !strcmp (keep, "background"));
+        }
+      unlink_pending (p);
+    }
   for (struct wait **w = &waits; *w;)
     if ((*w)->c == c)
       drop_wait (w);
@@ -1203,15 +1421,14 @@ api_session_gone (struct session *s, const char *why)
       }
     else
       w = &(*w)->next;
-  for (struct pending **p = &pendings; *p;)
-    if ((*p)->s == s)
-      {
-        struct pending *gone = *p;
-        *p = gone->next;
-        if (gone->c)
-          send_error (gone->c, gone->id, "session_lost", "%s", why);
-        free_pending (gone);
-      }
-    else
-      p = &(*p)->next;
+  for (struct pending *p = pendings, *next; p; p = next)
+    {
+      next = p->next;
+      if (p->s != s || (!p->e && !p->attach))
+        continue; /* a finished command's output and result still go out */
+      if (p->e)
+        session_exec_detach (p->e, true); /* its sandbox goes anyway */
+      send_error (p->c, p->id, "session_lost", "%s", why);
+      unlink_pending (p);
+    }
 }

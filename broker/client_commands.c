@@ -508,14 +508,20 @@ run_exec (struct conn *c, int sfd, const char *session, cJSON *req, char **cwd)
             fputs (d->valuestring, f);
           fflush (f);
         }
+      else if (cJSON_IsString (ev) && !strcmp (ev->valuestring, "started"))
+        ; /* the job's id: for a client that comes back (attach) */
       else if (cJSON_IsString (ev) && !strcmp (ev->valuestring, "result"))
         {
           const cJSON *code = cJSON_GetObjectItem (m, "exit_code");
           const cJSON *spill = cJSON_GetObjectItem (m, "spill_path");
+          const cJSON *spool = cJSON_GetObjectItem (m, "spool_error");
           const cJSON *dir = cJSON_GetObjectItem (m, "cwd");
-          rc = cJSON_IsNumber (code) ? code->valueint : 1;
+          /* lost by the backend: an error, not the command's status */
+          rc = cJSON_IsNumber (code) ? code->valueint : print_error (m, "exec");
           if (cJSON_IsString (spill))
             fprintf (stderr, "airlock: the full output is in %s\n", spill->valuestring);
+          if (cJSON_IsString (spool))
+            fprintf (stderr, "airlock: %s\n", spool->valuestring);
           if (cwd && cJSON_IsString (dir))
             *cwd = strdup (dir->valuestring);
         }

@@ -44,6 +44,18 @@ struct check
   const char *type;
 };
 
+/* A size value that ok_size accepted, in bytes. */
+static uint64_t
+size_bytes (const char *s)
+{
+  uint64_t v = strtoull (s, NULL, 10);
+  static const char units[] = "KMGT";
+  const char *u = strchr (units, s[strspn (s, "0123456789")]);
+  if (u && *u)
+    v <<= 10 * (int) (u - units + 1);
+  return v;
+}
+
 /* Digits and an optional K, M, G or T (powers of 1024), not zero; the
  * suffix is upper-cased because the helper's parser only takes that. */
 static bool
@@ -77,14 +89,7 @@ ok_size (char *s)
 static bool
 ok_memory (char *s)
 {
-  if (!ok_size (s))
-    return false;
-  uint64_t v = strtoull (s, NULL, 10);
-  static const char units[] = "KMGT";
-  const char *u = strchr (units, s[strspn (s, "0123456789")]);
-  if (u && *u)
-    v <<= 10 * (int) (u - units + 1);
-  return v >= MEMORY_MIN;
+  return ok_size (s) && size_bytes (s) >= MEMORY_MIN;
 }
 
 /* Digits with an optional fraction, above zero: docker's --cpus. */
@@ -248,6 +253,8 @@ static const char *const backends[]
 static const char *const local_networks[]
     = { "loopback", "none", "host", NULL };
 static const char *const modal_modes[] = { "auto", "direct", "managed", NULL };
+static const char *const spool_full_actions[] = { "continue", "stop", NULL };
+static const char *const client_gone_actions[] = { "interrupt", "background", NULL };
 static const char *const approval_modes[]
     = { "auto", "interactive", "ask", "deny", "approve", NULL };
 
@@ -272,8 +279,20 @@ static const struct cfg_key keys[] = {
            "and a tail; the full output is kept in a spill file." },
   { .key = "jobs.finished_ttl", .type = T_INT,
     .idef = 1800, .min = 0, .max = 30 * DAY,
-    .doc = "Seconds the status and log of a finished background job are "
-           "kept." },
+    .doc = "Seconds the status and output spool of a finished job are kept "
+           "(for reading by offset, job_output and attach)." },
+  { .key = "jobs.spool_max", .type = T_STRING, .sdef = "1G", .check = &SIZE,
+    .doc = "Bytes of a job's output kept in its spool on disk; later output "
+           "is counted, not kept, and the result's spool_error says so." },
+  { .key = "jobs.on_spool_full", .type = T_ENUM, .sdef = "continue",
+    .choices = spool_full_actions,
+    .doc = "When a job's spool is full (jobs.spool_max, or the disk): "
+           "continue runs the command on, stop ends it (cause killed)." },
+  { .key = "jobs.on_client_gone", .type = T_ENUM, .sdef = "interrupt",
+    .choices = client_gone_actions,
+    .doc = "When the client of a running foreground command goes away: "
+           "interrupt stops it (its whole tree); background keeps it running "
+           "as a background job, its output in the spool." },
 
   { .key = "policy.mode", .type = T_ENUM, .sdef = "auto",
     .choices = approval_modes,
@@ -1195,6 +1214,13 @@ const char *
 config_string (const struct airlock_config *c, const char *key)
 {
   return c->v[lookup (__func__, key, T_STRING, T_ENUM)].s;
+}
+
+uint64_t
+config_size (const struct airlock_config *c, const char *key)
+{
+  const char *v = config_string (c, key);
+  return v ? size_bytes (v) : 0;
 }
 
 long long

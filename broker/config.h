@@ -29,6 +29,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #ifndef AIRLOCK_SYSTEM_CONFIG
 #define AIRLOCK_SYSTEM_CONFIG "/etc/airlock/config.json"
@@ -77,6 +78,8 @@ char *config_hash (const struct airlock_config *c);
 const char *config_string (const struct airlock_config *c,
                            const char *key); /* NULL if unset */
 long long config_int (const struct airlock_config *c, const char *key);
+/* A size key ("512M") in bytes; 0 if unset. */
+uint64_t config_size (const struct airlock_config *c, const char *key);
 bool config_bool (const struct airlock_config *c, const char *key);
 /* Lists: a NULL-terminated array owned by the config, never NULL.  Maps
  * come out the same way, as "K=V" strings in the order they were given. */

@@ -22,6 +22,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <unistr.h>
+
 #include "backend_open.h"
 #include "runtime_dir.h"
 
@@ -42,6 +44,14 @@ client_send (struct client *c, cJSON *msg)
   if (!text)
     return;
   size_t n = strlen (text);
+  if (c->out_off)
+    {
+      /* What was written already makes room: the buffer holds only what
+       * is still queued (bounded by the callers, see api.c's pump). */
+      memmove (c->out, c->out + c->out_off, c->out_len - c->out_off);
+      c->out_len -= c->out_off;
+      c->out_off = 0;
+    }
   if (c->out_len + n + 1 > c->out_cap)
     {
       size_t cap = (c->out_len + n + 1) * 2;
@@ -229,7 +239,32 @@ accept_client (struct daemon *d)
   close (fd);
 }
 
-/* Read what the client sent and handle each complete line. */
+/* One complete request line: text the API can parse, or one error that
+ * names the problem without echoing the bytes. */
+static void
+handle_line (struct daemon *d, struct client *c, const char *line, size_t len)
+{
+  const char *nul = memchr (line, '\0', len);
+  const uint8_t *bad = nul ? NULL : u8_check ((const uint8_t *) line, len);
+  if (!nul && !bad)
+    return api_handle (d, c, line, len);
+  cJSON *e = cJSON_CreateObject ();
+  cJSON_AddFalseToObject (e, "ok");
+  cJSON *err = cJSON_AddObjectToObject (e, "error");
+  cJSON_AddStringToObject (err, "code", "bad_request");
+  char msg[160];
+  snprintf (msg, sizeof msg, nul ? "the request holds a NUL byte at byte %zu: "
+            "requests are JSON text, one per line"
+            : "the request is not valid UTF-8 (at byte %zu): requests are "
+            "JSON text in UTF-8, one per line",
+            nul ? (size_t) (nul - line) : (size_t) ((const char *) bad - line));
+  cJSON_AddStringToObject (err, "message", msg);
+  client_send (c, e);
+}
+
+/* Read what the client sent and handle each complete line.  A line over
+ * MAX_LINE gets one error; the rest of it is skipped as it comes, and the
+ * connection goes on at the next newline. */
 static void
 read_client (struct daemon *d, struct client *c)
 {
@@ -248,44 +283,52 @@ read_client (struct daemon *d, struct client *c)
       c->closing = true;
       return;
     }
-  if (n < 0)
-    return;
-  if (c->in_len + (size_t) n > c->in_cap)
+  for (const char *p = buf, *end = buf + (n > 0 ? n : 0); p < end;)
     {
-      size_t cap = (c->in_len + (size_t) n) * 2;
-      char *p = realloc (c->in, cap);
-      if (!p)
+      const char *nl = memchr (p, '\n', (size_t) (end - p));
+      size_t take = (size_t) ((nl ? nl : end) - p);
+      const char *next = nl ? nl + 1 : end;
+      if (c->overlong)
         {
-          c->closing = true;
-          return;
+          c->overlong = !nl;
+          p = next;
+          continue;
         }
-      c->in = p;
-      c->in_cap = cap;
-    }
-  memcpy (c->in + c->in_len, buf, (size_t) n);
-  c->in_len += (size_t) n;
-  char *start = c->in, *nl;
-  while ((nl = memchr (start, '\n', c->in_len - (size_t) (start - c->in))))
-    {
-      if (!c->overlong)
-        api_handle (d, c, start, (size_t) (nl - start));
-      c->overlong = false;
-      start = nl + 1;
-    }
-  size_t rest = c->in_len - (size_t) (start - c->in);
-  memmove (c->in, start, rest);
-  c->in_len = rest;
-  if (c->in_len > MAX_LINE)
-    {
-      /* Answer once, drop the rest of that line, keep the connection. */
-      cJSON *e = cJSON_CreateObject ();
-      cJSON_AddFalseToObject (e, "ok");
-      cJSON *err = cJSON_AddObjectToObject (e, "error");
-      cJSON_AddStringToObject (err, "code", "bad_request");
-      cJSON_AddStringToObject (err, "message", "request line longer than 4 MiB");
-      client_send (c, e);
-      c->in_len = 0;
-      c->overlong = true;
+      if (c->in_len + take > MAX_LINE)
+        {
+          cJSON *e = cJSON_CreateObject ();
+          cJSON_AddFalseToObject (e, "ok");
+          cJSON *err = cJSON_AddObjectToObject (e, "error");
+          cJSON_AddStringToObject (err, "code", "bad_request");
+          cJSON_AddStringToObject (err, "message", "request line longer than 4 MiB: "
+                                   "ignored up to its newline");
+          client_send (c, e);
+          c->in_len = 0;
+          c->overlong = !nl;
+          p = next;
+          continue;
+        }
+      if (c->in_len + take > c->in_cap)
+        {
+          size_t cap = (c->in_len + take) * 2;
+          char *q = realloc (c->in, cap < MAX_LINE ? cap : MAX_LINE);
+          if (!q)
+            {
+              c->closing = true;
+              return;
+            }
+          c->in = q;
+          c->in_cap = cap < MAX_LINE ? cap : MAX_LINE;
+        }
+      memcpy (c->in + c->in_len, p, take);
+      c->in_len += take;
+      if (nl)
+        {
+          size_t len = c->in_len;
+          c->in_len = 0;
+          handle_line (d, c, c->in, len);
+        }
+      p = next;
     }
 }
 
@@ -299,18 +342,25 @@ client_flush (struct client *c)
   write_client (c);
 }
 
+size_t
+client_queued (const struct client *c)
+{
+  return c->out_len - c->out_off;
+}
+
 static void
 write_client (struct client *c)
 {
-  while (c->out_off < c->out_len)
+  while (c->out_off < c->out_len && !c->closing)
     {
       ssize_t n = write (c->fd, c->out + c->out_off, c->out_len - c->out_off);
-      if (n < 0 && errno == EAGAIN)
+      if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return;
       if (n <= 0)
         {
+          /* Gone (EPIPE, reset): what was queued can never be delivered. */
           c->closing = true;
-          return;
+          break;
         }
       c->out_off += (size_t) n;
     }

@@ -55,6 +55,8 @@ struct daemon {
 void client_send (struct client *c, cJSON *msg);
 /* Write what is queued without waiting (progress during a long request). */
 void client_flush (struct client *c);
+/* Bytes queued for the client and not yet written. */
+size_t client_queued (const struct client *c);
 
 /* When the next job_wait times out (ms, session_now_ms's clock), -1:
  * none; and answering those that are over (ended jobs, timeouts). */
@@ -64,8 +66,9 @@ void api_waits_tick (struct daemon *d);
 /* Handle one request line. */
 void api_handle (struct daemon *d, struct client *c, const char *line,
                  size_t len);
-/* A client went away: its running execs go on (their results dropped,
- * the session's queue still advances), its queued ones are dropped. */
+/* A client went away: its running foreground execs are interrupted or go
+ * on as background jobs (jobs.on_client_gone), its queued ones are
+ * dropped, nothing more is sent to it. */
 void api_client_gone (struct daemon *d, struct client *c);
 /* Whether the client still waits for an exec result. */
 bool api_client_waiting (struct daemon *d, struct client *c);

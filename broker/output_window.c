@@ -558,3 +558,17 @@ output_window_free (struct output_window *w)
   free (w->spill_path);
   free (w);
 }
+
+size_t
+output_window_complete_utf8 (const unsigned char *buf, size_t n)
+{
+  for (size_t back = 1; back <= 3 && back <= n; back++)
+    {
+      unsigned char c = buf[n - back];
+      if ((c & 0xc0) == 0x80)
+        continue; /* a continuation byte: look further back */
+      size_t need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+      return need > back ? n - back : n;
+    }
+  return n;
+}

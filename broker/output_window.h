@@ -87,4 +87,8 @@ void output_window_free (struct output_window *w);
    failure *out is NULL and 0 is returned. */
 size_t output_window_sanitize_utf8 (const void *in, size_t n, char **out);
 
+/* The length of buf's longest prefix that does not end inside a UTF-8
+   sequence: what is cut off waits for the bytes that complete it. */
+size_t output_window_complete_utf8 (const unsigned char *buf, size_t n);
+
 #endif

@@ -18,31 +18,35 @@
 #include "output_window.h"
 #include "protocol.h"
 #include "shell_state.h"
+#include "spool.h"
 #include "xprintf.h"
 
 #define BOOTSTRAP_TIMEOUT_MS 30000
 #define META_MAX 8192
+/* After SIGKILL, a backend that has not reported the end this long after
+ * has lost the job: it ends as `lost` and the session is free again. */
+#define LOST_AFTER_KILL_MS 3000
 
+/* Every command is a job (foreground or background), in s->jobs from its
+ * start until it is pruned; s->fg is the foreground one that runs. */
 struct session_exec {
   struct session *s;
   uint32_t job;
-  bool background;
+  bool background;  /* nobody waits for a result: output only in the spool */
+  bool foreground;  /* started as a foreground command */
   const struct session_callbacks *cb;
   void *ctx;
-  struct output_window *w_out, *w_err, *w_all;
-  char pending[2][4]; /* an incomplete UTF-8 sequence held per stream */
-  size_t pending_len[2];
+  struct output_window *w_out, *w_err, *w_all; /* a result's windows */
+  struct spool *spool;
   char meta[META_MAX];
   size_t meta_len;
-  long long started, deadline, kill_at;
+  long long started, deadline, kill_at, lost_at;
   long long oom_before; /* the sandbox's OOM kills when it started, -1 */
-  bool timed_out, interrupted, term_sent;
-  /* background jobs */
+  enum job_end stop_reason; /* why the kill path started; NONE: it did not */
   char *command;
-  int log_fd;
-  char *log_path;
-  uint64_t log_bytes;
   enum job_state state;
+  enum job_end cause;
+  char *lost;
   int exit_code;
   long long ended;
   bool stdin_closed;
@@ -64,9 +68,15 @@ struct session {
   char **session_env; /* set by the bootstrap, into the saved state */
   char *what; /* "the sandbox", "image X": for messages */
   char *memory_limit; /* "20M", or NULL */
-  char **spills; /* full outputs handed out: removed when the session ends */
-  size_t nspills;
 };
+
+const char *
+session_job_end_name (enum job_end e)
+{
+  static const char *const names[] = { "running", "exited", "timed_out",
+                                       "interrupted", "killed", "lost" };
+  return names[e];
+}
 
 long long
 session_now_ms (void)
@@ -188,70 +198,61 @@ spawn_script (struct session *s, uint32_t job, char *script, bool with_stdin,
   return rc;
 }
 
-/* The length of buf's longest prefix that does not end inside a UTF-8
- * sequence (what is cut off is held for the next chunk). */
-static size_t
-complete_utf8 (const unsigned char *buf, size_t n)
-{
-  for (size_t back = 1; back <= 3 && back <= n; back++)
-    {
-      unsigned char c = buf[n - back];
-      if ((c & 0xc0) == 0x80)
-        continue; /* a continuation byte: look further back */
-      size_t need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
-      return need > back ? n - back : n;
-    }
-  return n;
-}
-
-/* Live output to the client: repaired UTF-8, never a split character. */
 static void
-stream_out (struct session_exec *e, int stream, const uint8_t *data, size_t n)
+free_windows (struct session_exec *e)
 {
-  if (!e->cb || !e->cb->output)
-    return;
-  int k = stream - 1;
-  size_t total = e->pending_len[k] + n;
-  unsigned char *buf = malloc (total);
-  if (!buf)
-    return;
-  memcpy (buf, e->pending[k], e->pending_len[k]);
-  memcpy (buf + e->pending_len[k], data, n);
-  size_t whole = complete_utf8 (buf, total);
-  e->pending_len[k] = total - whole;
-  memcpy (e->pending[k], buf + whole, e->pending_len[k]);
-  char *text = NULL;
-  size_t len = output_window_sanitize_utf8 (buf, whole, &text);
-  if (text && len)
-    e->cb->output (e->ctx, e, stream, text, len);
-  free (text);
-  free (buf);
+  output_window_free (e->w_out);
+  output_window_free (e->w_err);
+  output_window_free (e->w_all);
+  e->w_out = e->w_err = e->w_all = NULL;
 }
 
 static void
 free_exec (struct session_exec *e)
 {
-  output_window_free (e->w_out);
-  output_window_free (e->w_err);
-  output_window_free (e->w_all);
-  if (e->log_fd >= 0)
-    close (e->log_fd);
-  if (e->log_path)
-    unlink (e->log_path);
-  free (e->log_path);
+  free_windows (e);
+  spool_unref (e->spool);
   free (e->command);
+  free (e->lost);
   free (e);
 }
 
 static struct session_exec *
 find_exec (struct session *s, uint32_t job)
 {
-  if (s->fg && s->fg->job == job)
-    return s->fg;
   for (struct session_exec *e = s->jobs; e; e = e->next)
     if (e->job == job)
       return e;
   return NULL;
+}
+
+/* What the session layer itself has to say about a job, where its
+ * errors go (the spool, and a foreground command's windows). */
+static void
+say (struct session_exec *e, const char *m)
+{
+  if (!m)
+    return;
+  spool_append (e->spool, 2, m, strlen (m));
+  if (e->w_err)
+    {
+      output_window_feed (e->w_err, m, strlen (m));
+      output_window_feed (e->w_all, m, strlen (m));
+    }
+  if (e->cb && e->cb->output)
+    e->cb->output (e->ctx, e);
+}
+
+/* The one kill path: TERM to the job's whole tree now, KILL to whatever
+ * is left after the grace period (session_process). */
+static void
+stop_job (struct session_exec *e, enum job_end why)
+{
+  if (e->state != JOB_RUNNING || e->stop_reason != JOB_END_NONE)
+    return;
+  e->stop_reason = why;
+  e->s->ops->signal (e->s->bs, e->job, SIGTERM);
+  e->kill_at = session_now_ms () + e->s->lim.grace_ms;
 }
 
 /* A SIGKILL while the sandbox's OOM count grew: the kernel's, not the
@@ -265,76 +266,112 @@ oom_killed (struct session *s, struct session_exec *e, int code, int sig)
   char *m = s->memory_limit
                 ? xprintf ("airlock: killed: out of memory (limit %s)\n", s->memory_limit)
                 : xprintf ("airlock: killed: out of memory\n");
-  if (m && e->background)
-    {
-      if (e->log_fd >= 0 && write (e->log_fd, m, strlen (m)) > 0)
-        e->log_bytes += strlen (m);
-    }
-  else if (m)
-    {
-      output_window_feed (e->w_err, m, strlen (m));
-      output_window_feed (e->w_all, m, strlen (m));
-      stream_out (e, 2, (const uint8_t *) m, strlen (m));
-    }
+  say (e, m);
   free (m);
   return true;
 }
 
+/* Forget the oldest finished foreground commands beyond the limit. */
 static void
-finish_foreground (struct session *s, struct session_exec *e, int code,
-                   int sig)
+trim_finished (struct session *s)
 {
-  struct exec_result r = { 0 };
-  r.oom_killed = oom_killed (s, e, code, sig);
-  if (e->timed_out)
-    r.exit_code = 124;
-  else if (e->interrupted)
-    r.exit_code = 130;
-  else
-    r.exit_code = sig ? 128 + sig : code;
-  r.timed_out = e->timed_out;
-  r.interrupted = e->interrupted;
+  unsigned kept = 0;
+  for (struct session_exec **p = &s->jobs; *p;)
+    {
+      struct session_exec *e = *p;
+      if (e->foreground && !e->background && e->state != JOB_RUNNING
+          && ++kept > s->lim.keep_finished)
+        {
+          *p = e->next;
+          free_exec (e);
+        }
+      else
+        p = &e->next;
+    }
+}
+
+/* The job ended: by itself (code, sig), or lost (why).  Reported once:
+ * the job is no longer running afterwards, and later events for it are
+ * ignored. */
+static void
+end_job (struct session *s, struct session_exec *e, int code, int sig,
+         const char *lost)
+{
+  if (e->state != JOB_RUNNING)
+    return;
+  bool oom = !lost && oom_killed (s, e, code, sig);
+  e->state = e->stop_reason != JOB_END_NONE ? JOB_KILLED : JOB_EXITED;
+  e->cause = lost ? JOB_END_LOST
+             : e->stop_reason != JOB_END_NONE ? e->stop_reason : JOB_END_EXITED;
+  e->exit_code = lost ? -1
+                 : e->cause == JOB_END_TIMED_OUT ? 124
+                 : e->cause == JOB_END_INTERRUPTED ? 130
+                 : sig ? 128 + sig : code;
+  if (lost)
+    {
+      e->lost = strdup (lost);
+      char *m = xprintf ("airlock: %s\n", lost);
+      say (e, m);
+      free (m);
+      /* Whatever the backend still has of it must not run on. */
+      s->ops->signal (s->bs, e->job, SIGKILL);
+    }
+  e->ended = session_now_ms ();
+  e->kill_at = e->lost_at = -1;
+  spool_finish (e->spool);
+  s->last_active = e->ended;
+  bool was_fg = s->fg == e;
+  if (was_fg)
+    s->fg = NULL;
+  if (e->background || !e->cb)
+    {
+      free_windows (e);
+      return;
+    }
+  struct exec_result r = { .job = e->job, .cause = e->cause, .lost = e->lost,
+                           .exit_code = e->exit_code, .oom_killed = oom,
+                           .timed_out = e->cause == JOB_END_TIMED_OUT,
+                           .interrupted = e->cause == JOB_END_INTERRUPTED };
   bool t;
   r.stdout_text = output_window_render (e->w_out, &t, NULL);
   r.stderr_text = output_window_render (e->w_err, &t, NULL);
   r.output = output_window_render (e->w_all, &r.truncated, &r.total_chars);
-  const char *spill = output_window_spill_path (e->w_all);
-  r.spill_path = spill ? strdup (spill) : NULL;
-  char **more = spill ? realloc (s->spills, (s->nspills + 1) * sizeof *more) : NULL;
-  if (more)
-    {
-      s->spills = more;
-      s->spills[s->nspills++] = strdup (spill);
-    }
+  /* The whole stream is the spool: when the result is cut, the client
+   * gets the file (it is then the client's, never removed by airlock). */
+  r.spill_path = r.truncated ? strdup (spool_give_away (e->spool)) : NULL;
+  r.spool_error = spool_error (e->spool);
   /* The wrapper reports `pwd -P` on the job's fd 3 as its last act; a
    * command that was killed reports nothing and the cwd stays. */
   while (e->meta_len && (e->meta[e->meta_len - 1] == '\n'))
     e->meta[--e->meta_len] = '\0';
   e->meta[e->meta_len] = '\0';
-  if (e->meta_len && e->meta[0] == '/' && !strchr (e->meta, '\n'))
+  if (was_fg && e->meta_len && e->meta[0] == '/' && !strchr (e->meta, '\n'))
     {
       free (s->cwd);
       s->cwd = strdup (e->meta);
     }
   r.cwd = s->cwd;
-  r.duration_ms = session_now_ms () - e->started;
-  s->fg = NULL;
-  s->last_active = session_now_ms ();
-  if (e->cb && e->cb->done)
-    e->cb->done (e->ctx, e, &r);
+  r.duration_ms = e->ended - e->started;
+  const struct session_callbacks *cb = e->cb;
+  void *ctx = e->ctx;
+  e->cb = NULL;
+  e->ctx = NULL;
+  free_windows (e);
+  if (cb->done)
+    cb->done (ctx, e, &r);
   free (r.stdout_text);
   free (r.stderr_text);
   free (r.output);
   free (r.spill_path);
-  free_exec (e);
+  trim_finished (s);
 }
 
 static void
 on_event (struct session *s, const struct backend_event *ev)
 {
   struct session_exec *e = find_exec (s, ev->job);
-  if (!e)
-    return; /* a job we forgot (pruned), or forged by the sandbox */
+  if (!e || e->state != JOB_RUNNING)
+    return; /* a job we forgot (pruned), that ended, or forged */
   switch (ev->type)
     {
     case BACKEND_OUTPUT:
@@ -344,51 +381,29 @@ on_event (struct session *s, const struct backend_event *ev)
           size_t n = ev->len < room ? ev->len : room;
           memcpy (e->meta + e->meta_len, ev->data, n);
           e->meta_len += n;
+          return;
         }
-      else if (e->background)
-        {
-          if (e->log_fd >= 0 && write (e->log_fd, ev->data, ev->len) == (ssize_t) ev->len)
-            e->log_bytes += ev->len;
-        }
-      else
+      if (ev->stream != 1 && ev->stream != 2)
+        return;
+      if (!spool_append (e->spool, ev->stream, ev->data, ev->len)
+          && s->lim.spool_full_stops)
+        stop_job (e, JOB_END_KILLED);
+      if (e->w_out)
         {
           output_window_feed (ev->stream == 2 ? e->w_err : e->w_out, ev->data, ev->len);
           output_window_feed (e->w_all, ev->data, ev->len);
-          stream_out (e, ev->stream, ev->data, ev->len);
         }
+      if (e->cb && e->cb->output)
+        e->cb->output (e->ctx, e);
       return;
     case BACKEND_EXITED:
-      if (e->background)
-        {
-          oom_killed (s, e, ev->exit_code, ev->signal);
-          e->state = e->term_sent ? JOB_KILLED : JOB_EXITED;
-          e->exit_code = ev->signal ? 128 + ev->signal : ev->exit_code;
-          e->ended = session_now_ms ();
-          s->last_active = e->ended;
-        }
-      else
-        finish_foreground (s, e, ev->exit_code, ev->signal);
+      end_job (s, e, ev->exit_code, ev->signal, NULL);
       return;
     case BACKEND_ERROR:
-      {
-        /* The sandbox could not start the job (or feed it): the job ends
-         * here, with the reason where its output goes. */
-        const char *m = ev->message ? ev->message : "error";
-        if (e->background)
-          {
-            if (e->log_fd >= 0 && write (e->log_fd, m, strlen (m)) > 0)
-              e->log_bytes += strlen (m);
-            e->state = JOB_EXITED;
-            e->exit_code = 126;
-            e->ended = session_now_ms ();
-          }
-        else
-          {
-            output_window_feed (e->w_err, m, strlen (m));
-            finish_foreground (s, e, 126, 0);
-          }
-        return;
-      }
+      /* The backend lost the job (or could not start it): an error with
+       * its words, never an exit code. */
+      end_job (s, e, 0, 0, ev->message ? ev->message : "the backend lost the command");
+      return;
     case BACKEND_STARTED:
       return;
     }
@@ -404,25 +419,23 @@ session_process (struct session *s, char **err)
   if (r < 0)
     return -1;
   long long now = session_now_ms ();
-  struct session_exec *all[2] = { s->fg, s->jobs };
-  for (int k = 0; k < 2; k++)
-    for (struct session_exec *e = all[k]; e; e = k ? e->next : NULL)
-      {
-        if (e->background && e->state != JOB_RUNNING)
-          continue;
-        if (e->deadline >= 0 && now >= e->deadline && !e->term_sent)
-          {
-            e->timed_out = !e->interrupted;
-            e->term_sent = true;
-            s->ops->signal (s->bs, e->job, SIGTERM);
-            e->kill_at = now + s->lim.grace_ms;
-          }
-        if (e->kill_at >= 0 && now >= e->kill_at)
-          {
-            s->ops->signal (s->bs, e->job, SIGKILL);
-            e->kill_at = -1;
-          }
-      }
+  for (struct session_exec *e = s->jobs, *next; e; e = next)
+    {
+      next = e->next; /* end_job may forget finished jobs, never e */
+      if (e->state != JOB_RUNNING)
+        continue;
+      if (e->deadline >= 0 && now >= e->deadline)
+        stop_job (e, JOB_END_TIMED_OUT);
+      if (e->kill_at >= 0 && now >= e->kill_at)
+        {
+          s->ops->signal (s->bs, e->job, SIGKILL);
+          e->kill_at = -1;
+          e->lost_at = now + LOST_AFTER_KILL_MS;
+        }
+      if (e->lost_at >= 0 && now >= e->lost_at)
+        end_job (s, e, 0, 0, "the sandbox did not report the command's end "
+                 "after it was killed; it is lost");
+    }
   return 0;
 }
 
@@ -430,14 +443,15 @@ long long
 session_deadline (const struct session *s)
 {
   long long best = -1;
-  const struct session_exec *all[2] = { s->fg, s->jobs };
-  for (int k = 0; k < 2; k++)
-    for (const struct session_exec *e = all[k]; e; e = k ? e->next : NULL)
-      {
-        long long d = e->term_sent ? e->kill_at : e->deadline;
-        if (d >= 0 && (best < 0 || d < best))
-          best = d;
-      }
+  for (const struct session_exec *e = s->jobs; e; e = e->next)
+    {
+      if (e->state != JOB_RUNNING)
+        continue;
+      long long d = e->lost_at >= 0 ? e->lost_at
+                    : e->stop_reason != JOB_END_NONE ? e->kill_at : e->deadline;
+      if (d >= 0 && (best < 0 || d < best))
+        best = d;
+    }
   return best;
 }
 
@@ -555,41 +569,43 @@ session_exec (struct session *s, const struct exec_request *rq,
       *err = xprintf ("session %s is busy with another command", s->name);
       return -EBUSY;
     }
+  /* The whole script travels as one argument of the supervisor protocol. */
+  if (strlen (rq->command) > AL_MAX_STRING - 16384)
+    {
+      *err = xprintf ("the command is %zu bytes; the limit is %d (put long "
+                      "scripts in a file in the workspace)",
+                      strlen (rq->command), AL_MAX_STRING - 16384);
+      return -E2BIG;
+    }
   struct session_exec *e = calloc (1, sizeof *e);
-  if (!e)
-    return -ENOMEM;
+  if (!e || !(e->command = strdup (rq->command)))
+    {
+      free (e);
+      return -ENOMEM;
+    }
   e->s = s;
   e->job = ++s->next_job;
   e->background = rq->background;
-  e->cb = cb;
-  e->ctx = ctx;
-  e->log_fd = -1;
+  e->foreground = !rq->background;
+  e->cb = rq->background ? NULL : cb;
+  e->ctx = rq->background ? NULL : ctx;
+  e->state = JOB_RUNNING;
   e->started = session_now_ms ();
   e->oom_before = s->ops->oom_kills ? s->ops->oom_kills (s->bs) : -1;
   uint64_t timeout_ms = rq->timeout_ms ? rq->timeout_ms
                         : rq->background ? 0 : (uint64_t) s->lim.timeout_sec * 1000;
   e->deadline = timeout_ms ? e->started + (long long) timeout_ms : -1;
-  e->kill_at = -1;
-  if (rq->background)
+  e->kill_at = e->lost_at = -1;
+  if (!(e->spool = spool_new (s->lim.spill_dir, s->lim.spool_max, err)))
     {
-      e->command = strdup (rq->command);
-      e->log_path = xprintf ("%s/airlock-job-XXXXXX", s->lim.spill_dir);
-      e->log_fd = e->log_path ? mkostemp (e->log_path, O_CLOEXEC) : -1;
-      if (e->log_fd < 0)
-        {
-          *err = xprintf ("cannot create the job log in %s: %s", s->lim.spill_dir,
-                          strerror (errno));
-          free (e->log_path);
-          e->log_path = NULL;
-          free_exec (e);
-          return -1;
-        }
+      free_exec (e);
+      return -1;
     }
-  else
+  if (!rq->background)
     {
       e->w_out = output_window_new (s->lim.max_output_chars, NULL);
       e->w_err = output_window_new (s->lim.max_output_chars, NULL);
-      e->w_all = output_window_new (s->lim.max_output_chars, s->lim.spill_dir);
+      e->w_all = output_window_new (s->lim.max_output_chars, NULL);
       if (!e->w_out || !e->w_err || !e->w_all)
         {
           free_exec (e);
@@ -597,15 +613,6 @@ session_exec (struct session *s, const struct exec_request *rq,
         }
     }
   bool with_stdin = rq->stdin_data != NULL || rq->background;
-  /* The whole script travels as one argument of the supervisor protocol. */
-  if (strlen (rq->command) > AL_MAX_STRING - 16384)
-    {
-      *err = xprintf ("the command is %zu bytes; the limit is %d (put long "
-                      "scripts in a file in the workspace)",
-                      strlen (rq->command), AL_MAX_STRING - 16384);
-      free_exec (e);
-      return -E2BIG;
-    }
   /* A background job restores the session's state but never saves it: a
    * job that ends late must not overwrite what later commands saved. */
   char *script = rq->background
@@ -620,12 +627,9 @@ session_exec (struct session *s, const struct exec_request *rq,
     s->ops->write_stdin (s->bs, e->job, rq->stdin_data, rq->stdin_len, !rq->background);
   else if (!rq->background && with_stdin)
     s->ops->write_stdin (s->bs, e->job, "", 0, true);
-  if (rq->background)
-    {
-      e->next = s->jobs;
-      s->jobs = e;
-    }
-  else
+  e->next = s->jobs;
+  s->jobs = e;
+  if (!rq->background)
     s->fg = e;
   s->last_active = e->started;
   if (out)
@@ -638,63 +642,98 @@ session_exec (struct session *s, const struct exec_request *rq,
 void
 session_interrupt (struct session_exec *e)
 {
-  if (e->term_sent)
-    return;
-  e->interrupted = true;
-  e->term_sent = true;
-  e->s->ops->signal (e->s->bs, e->job, SIGTERM);
-  e->kill_at = session_now_ms () + e->s->lim.grace_ms;
+  stop_job (e, JOB_END_INTERRUPTED);
 }
 
 void
-session_exec_detach (struct session_exec *e)
+session_exec_detach (struct session_exec *e, bool keep_running)
 {
   e->cb = NULL;
   e->ctx = NULL;
+  if (e->state != JOB_RUNNING)
+    return;
+  if (!keep_running)
+    return stop_job (e, JOB_END_INTERRUPTED);
+  /* A background job from now on: the session is free for the next
+   * command; the output stays in the spool for whoever attaches. */
+  e->background = true;
+  free_windows (e);
+  if (e->s->fg == e)
+    e->s->fg = NULL;
 }
 
-static struct session_exec *
-find_job (struct session *s, uint32_t id)
+uint32_t
+session_exec_job (const struct session_exec *e)
 {
-  for (struct session_exec *e = s->jobs; e; e = e->next)
-    if (e->job == id)
-      return e;
-  return NULL;
+  return e->job;
+}
+
+struct spool *
+session_exec_spool (struct session_exec *e)
+{
+  return e->spool;
 }
 
 static void
 fill_info (const struct session_exec *e, struct job_info *i)
 {
   *i = (struct job_info){ .id = e->job, .command = e->command,
-                          .state = e->state, .exit_code = e->exit_code,
+                          .state = e->state, .cause = e->cause,
+                          .foreground = e->foreground && !e->background,
+                          .exit_code = e->exit_code,
                           .started_ms = e->started, .ended_ms = e->ended,
-                          .output_bytes = e->log_bytes };
+                          .output_bytes = spool_size (e->spool),
+                          .spool_error = spool_error (e->spool),
+                          .lost = e->lost };
+}
+
+int
+session_job_info (struct session *s, uint32_t id, struct job_info *info)
+{
+  struct session_exec *e = find_exec (s, id);
+  if (!e)
+    return -ENOENT;
+  fill_info (e, info);
+  return 0;
+}
+
+struct spool *
+session_job_spool (struct session *s, uint32_t id)
+{
+  struct session_exec *e = find_exec (s, id);
+  return e ? spool_ref (e->spool) : NULL;
 }
 
 int
 session_job_read (struct session *s, uint32_t id, uint64_t offset, size_t max,
                   char **data, size_t *len, struct job_info *info)
 {
-  struct session_exec *e = find_job (s, id);
+  struct session_exec *e = find_exec (s, id);
   if (!e)
     return -ENOENT;
   fill_info (e, info);
   *data = NULL;
   *len = 0;
-  if (offset >= e->log_bytes)
-    return 0;
-  size_t want = e->log_bytes - offset < max ? (size_t) (e->log_bytes - offset) : max;
+  uint64_t size = spool_size (e->spool);
+  if (offset >= size)
+    {
+      info->output_bytes = offset > size ? size : offset;
+      return 0;
+    }
+  size_t want = size - offset < max ? (size_t) (size - offset) : max;
   char *raw = malloc (want);
-  ssize_t n = raw ? pread (e->log_fd, raw, want, (off_t) offset) : -1;
+  ssize_t n = raw ? spool_read (e->spool, offset, raw, want) : -1;
   if (n < 0)
     {
+      int err = raw ? errno : ENOMEM;
       free (raw);
-      return -errno;
+      return -err;
     }
   /* Offsets count raw bytes; a character cut at the end is returned whole
-   * by the next read, unless the log is complete and ends there. */
-  bool at_end = (uint64_t) n == e->log_bytes - offset && e->state != JOB_RUNNING;
-  size_t whole = at_end ? (size_t) n : complete_utf8 ((unsigned char *) raw, (size_t) n);
+   * by the next read, unless the spool is complete and ends there. */
+  bool at_end = offset + (uint64_t) n == size && e->state != JOB_RUNNING;
+  size_t whole = at_end ? (size_t) n
+                        : output_window_complete_utf8 ((unsigned char *) raw, (size_t) n);
   *len = output_window_sanitize_utf8 (raw, whole, data);
   info->output_bytes = offset + whole; /* the next offset */
   free (raw);
@@ -705,8 +744,8 @@ int
 session_job_write (struct session *s, uint32_t id, const void *data, size_t n,
                    bool eof)
 {
-  struct session_exec *e = find_job (s, id);
-  if (!e)
+  struct session_exec *e = find_exec (s, id);
+  if (!e || !e->background)
     return -ENOENT;
   if (e->state != JOB_RUNNING || e->stdin_closed)
     return -ESRCH;
@@ -717,14 +756,10 @@ session_job_write (struct session *s, uint32_t id, const void *data, size_t n,
 int
 session_job_kill (struct session *s, uint32_t id)
 {
-  struct session_exec *e = find_job (s, id);
+  struct session_exec *e = find_exec (s, id);
   if (!e)
     return -ENOENT;
-  if (e->state != JOB_RUNNING || e->term_sent)
-    return 0;
-  e->term_sent = true;
-  s->ops->signal (s->bs, id, SIGTERM);
-  e->kill_at = session_now_ms () + s->lim.grace_ms;
+  stop_job (e, JOB_END_KILLED);
   return 0;
 }
 
@@ -733,7 +768,8 @@ session_jobs (struct session *s, struct job_info *out, size_t max)
 {
   size_t n = 0;
   for (struct session_exec *e = s->jobs; e && n < max; e = e->next)
-    fill_info (e, &out[n++]);
+    if (e->background)
+      fill_info (e, &out[n++]);
   return n;
 }
 
@@ -757,8 +793,6 @@ session_prune_jobs (struct session *s, long long ttl_ms)
 bool
 session_busy (const struct session *s)
 {
-  if (s->fg)
-    return true;
   for (const struct session_exec *e = s->jobs; e; e = e->next)
     if (e->state == JOB_RUNNING)
       return true;
@@ -798,26 +832,17 @@ session_backend (const struct session *s)
 void
 session_close (struct session *s)
 {
-  if (s->fg)
-    {
-      session_exec_detach (s->fg);
-      free_exec (s->fg);
-    }
+  /* The sandbox first: nothing may write a spool being removed.  Spools
+   * go with their jobs, except the files handed to clients. */
+  if (s->bs)
+    s->ops->close (s->bs);
+  s->fg = NULL;
   while (s->jobs)
     {
       struct session_exec *e = s->jobs;
       s->jobs = e->next;
       free_exec (e);
     }
-  if (s->bs)
-    s->ops->close (s->bs);
-  for (size_t i = 0; i < s->nspills; i++)
-    {
-      if (s->spills[i])
-        unlink (s->spills[i]);
-      free (s->spills[i]);
-    }
-  free (s->spills);
   free_env (s->env);
   free_env (s->session_env);
   free (s->what);

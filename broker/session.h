@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The session layer, written once above every backend: a named session is
  * one backend sandbox kept alive between commands; each command is a
- * fresh `bash -c` wrapped so that exports, functions, aliases and the
- * working directory carry over; output is streamed, kept apart and merged,
- * bounded to a head+tail window with the full stream in a spill file;
- * timeouts and interrupts stop the command's whole process tree inside the
- * sandbox; background jobs keep a log that can be read by offset.
+ * fresh `bash` wrapped so that exports, functions, aliases and the
+ * working directory carry over.  Every command is a job: its output goes
+ * to an on-disk spool (spool.h) that clients read by offset, and, for a
+ * foreground command, to head+tail windows for its result; timeouts,
+ * interrupts and kills take one path (TERM to the whole tree, a grace
+ * period, KILL), and every job's end is reported once, with its cause.
  *
  * Event-driven: the daemon polls session_fd() and calls session_process()
  * when it is readable or session_deadline() has passed. */
@@ -25,7 +26,12 @@ struct session_limits {
   uint32_t timeout_sec;      /* default per-command timeout (180) */
   size_t max_output_chars;   /* head+tail window (50,000) */
   uint32_t grace_ms;         /* TERM -> KILL on timeout or interrupt */
-  const char *spill_dir;     /* where full outputs and job logs go */
+  const char *spill_dir;     /* where the jobs' output spools go */
+  uint64_t spool_max;        /* bytes a job's spool keeps (0: no cap) */
+  bool spool_full_stops;     /* a job whose spool is full is stopped */
+  /* Finished foreground commands kept for re-reading by offset (the
+   * oldest beyond this many are forgotten before their ttl). */
+  unsigned keep_finished;
   /* "NAME=value" the session starts with, over the defaults (PATH, LANG,
    * ...); NULL-terminated, or NULL.  Copied. */
   const char *const *env;
@@ -53,22 +59,38 @@ struct exec_request {
   const char *const *env;
 };
 
+/* How a job ended (ARCHITECTURE.md: reported once, with its cause). */
+enum job_end {
+  JOB_END_NONE,             /* still running */
+  JOB_END_EXITED,           /* by itself (any exit code or signal) */
+  JOB_END_TIMED_OUT,
+  JOB_END_INTERRUPTED,
+  JOB_END_KILLED,           /* the kill operation */
+  JOB_END_LOST,             /* the backend lost it: no exit status */
+};
+const char *session_job_end_name (enum job_end e);
+
 struct exec_result {
+  uint32_t job;
+  enum job_end cause;
+  /* JOB_END_LOST: why (the backend's words); the exit code means nothing */
+  const char *lost;
   int exit_code;            /* 124 timeout, 130 interrupt, 128+N signal */
   bool timed_out, interrupted;
   bool oom_killed;          /* the kernel killed it for want of memory: 137 */
   char *stdout_text, *stderr_text, *output; /* bounded, UTF-8 */
   bool truncated;
   size_t total_chars;       /* of the merged output */
-  char *spill_path;         /* the full merged stream, or NULL */
+  char *spill_path;         /* the full merged stream when truncated, or
+                               NULL: now the client's file */
+  const char *spool_error;  /* the spool is incomplete: why; or NULL */
   char *cwd;                /* after the command */
   long long duration_ms;
 };
 
 struct session_callbacks {
-  /* A chunk of live output (repaired UTF-8), stream 1 or 2. */
-  void (*output) (void *ctx, struct session_exec *e, int stream,
-                  const char *text, size_t n);
+  /* More output is in the job's spool (session_exec_spool). */
+  void (*output) (void *ctx, struct session_exec *e);
   /* The command finished; r is valid during the call only. */
   void (*done) (void *ctx, struct session_exec *e, const struct exec_result *r);
 };
@@ -79,9 +101,14 @@ struct job_info {
   uint32_t id;
   const char *command;
   enum job_state state;
+  enum job_end cause;
+  bool foreground;          /* a foreground command (finished, or whose
+                               client is waiting for it) */
   int exit_code;
   long long started_ms, ended_ms;
-  uint64_t output_bytes;
+  uint64_t output_bytes;    /* in the spool (job_read: the next offset) */
+  const char *spool_error;  /* NULL, or why the spool is incomplete */
+  const char *lost;         /* JOB_END_LOST: why */
 };
 
 /* Open a session on a backend session that is already up: runs the shell
@@ -103,9 +130,13 @@ int session_exec (struct session *s, const struct exec_request *rq,
                   struct session_exec **e, uint32_t *job_id, char **err);
 /* Stop a foreground exec: it finishes with 130. */
 void session_interrupt (struct session_exec *e);
-/* Forget the callbacks' ctx (the client went away); the exec continues
- * and its result is dropped. */
-void session_exec_detach (struct session_exec *e);
+/* Its client went away: forget the callbacks.  keep_running: the command
+ * goes on as a background job (its result is dropped; its output stays in
+ * the spool); else it is interrupted. */
+void session_exec_detach (struct session_exec *e, bool keep_running);
+uint32_t session_exec_job (const struct session_exec *e);
+/* The job's spool, while the exec is running. */
+struct spool *session_exec_spool (struct session_exec *e);
 
 int session_fd (const struct session *s);
 long long session_deadline (const struct session *s); /* ms, -1: none */
@@ -117,13 +148,17 @@ int session_process (struct session *s, char **err);
  * run code or break the wrapper (BASH_ENV, ENV, SHELLOPTS, BASHOPTS, PS4). */
 bool session_env_name_ok (const char *name);
 
-/* Background jobs. */
+/* Jobs by id: background jobs, and foreground commands (running, or
+ * finished and kept).  session_job_spool: a new reference, or NULL. */
+int session_job_info (struct session *s, uint32_t id, struct job_info *info);
+struct spool *session_job_spool (struct session *s, uint32_t id);
 int session_job_read (struct session *s, uint32_t id, uint64_t offset,
                       size_t max, char **data, size_t *len,
                       struct job_info *info);
 int session_job_write (struct session *s, uint32_t id, const void *data,
                        size_t n, bool eof);
 int session_job_kill (struct session *s, uint32_t id);
+/* The background jobs (foreground commands are not listed). */
 size_t session_jobs (struct session *s, struct job_info *out, size_t max);
 /* Drop finished jobs older than ttl_ms. */
 void session_prune_jobs (struct session *s, long long ttl_ms);

@@ -14,8 +14,8 @@ ROOT=$(pwd)
 BUILDDIR=${BUILDDIR:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 MODES=${MODES:-unprivileged setuid caps}
-SUITES=${SUITES:-sandbox run limits hostile protect session sessions api doctest policy install}
-ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile protect session sessions api policy}
+SUITES=${SUITES:-sandbox run limits hostile protect session sessions spool api doctest policy install}
+ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile protect session sessions spool api policy}
 
 if [ "$(id -u)" != 0 ]; then
   echo "tests/run-tests.sh: run as root (sudo make check): it creates the test" \
@@ -109,6 +109,7 @@ mkdir -p "$WORK/.tools"
 install -m 0755 "$BUILDDIR/airlock-probe" "$WORK/.tools/airlock-probe"
 install -m 0755 "$BUILDDIR/airlock-hostile" "$T/airlock-hostile"
 install -m 0755 "$BUILDDIR/airlock-session-driver" "$T/airlock-session-driver"
+install -m 0755 tests/spool_client.py "$T/spool_client.py"
 chown -R "$TEST_USER" "$WORK"
 
 # A busybox root for --rootfs, owned by the test user.
@@ -127,7 +128,7 @@ chmod 0700 "$TEST_HOME"
 
 export T WORK ROOTFS TEST_USER OTHER_USER TEST_HOME
 export PROBE="$WORK/.tools/airlock-probe" HOSTILE="$T/airlock-hostile"
-export SESSION_DRIVER="$T/airlock-session-driver"
+export SESSION_DRIVER="$T/airlock-session-driver" SPOOL_CLIENT="$T/spool_client.py"
 export HELPER_CONF="$T/etc/airlock/helper.conf"
 
 run_suites () { # label, prefix, modes
@@ -159,7 +160,7 @@ run_suites release "$T/prefix" "$MODES"
 # Against the real dockerd, with a test image built without a registry.
 # dockerd not reachable: the suites fail when AIRLOCK_REQUIRE_DOCKER=1
 # (CI), else they are skipped with the reason.
-DOCKER_SUITES=${DOCKER_SUITES-sessions api docker}
+DOCKER_SUITES=${DOCKER_SUITES-sessions spool api docker}
 if [ -n "$DOCKER_SUITES" ]; then
   section "docker: dockerd and the test image"
   docker_why=''
