@@ -39,7 +39,7 @@ field_of () {
 want, path = json.loads(sys.argv[1]), sys.argv[2]
 for line in sys.stdin:
     v = json.loads(line)
-    if v.get("id") != want or v.get("event") == "output": continue
+    if v.get("id") != want or v.get("event") in ("output", "started"): continue
     for k in path.split("."):
         v = v[int(k)] if isinstance(v, list) else v[k]
     print(json.dumps(v) if not isinstance(v, str) else v)' "$1" "$2"
