@@ -4,7 +4,8 @@
  * backend, which renders it as a Docker seccomp profile
  * (backends/docker_seccomp.c), so that a local sandbox and a container
  * refuse the same calls.  Policy: allow by default, deny what is listed.
- * Why each entry is here: see seccomp_baseline.c. */
+ * Why each entry is here: see seccomp_baseline.c.  Include it with
+ * _GNU_SOURCE defined (the CLONE_NEW* flags). */
 #ifndef AIRLOCK_HELPER_SECCOMP_TABLE_H
 #define AIRLOCK_HELPER_SECCOMP_TABLE_H
 

@@ -6,7 +6,8 @@
  * chose, in the real protocol's shapes: chunked bodies, streams of JSON
  * lines, a 101 upgrade followed at once by multiplexed stream frames.
  * What the client sent is kept for the test to check.  The real dockerd
- * is tested by tests/docker.bats. */
+ * is tested by tests/docker.bats.  Also the seccomp profile rendered from
+ * the helper's table (backends/docker_seccomp.c). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "docker_engine.h"
+#include "docker_seccomp.h"
 
 struct fake {
   char dir[64], path[128];
@@ -337,6 +339,72 @@ test_hijack (void **state)
   docker_engine_free (e);
 }
 
+/* The rule of the profile for name whose first arg has this op and
+ * value, or NULL; n: how many rules name it. */
+static const cJSON *
+find_rule (const cJSON *syscalls, const char *name, const char *op,
+           double value, int *n)
+{
+  const cJSON *r, *found = NULL;
+  *n = 0;
+  cJSON_ArrayForEach (r, syscalls)
+    {
+      const cJSON *nm;
+      cJSON_ArrayForEach (nm, cJSON_GetObjectItem (r, "names"))
+        if (!strcmp (nm->valuestring, name))
+          {
+            (*n)++;
+            const cJSON *a = cJSON_GetArrayItem (cJSON_GetObjectItem (r, "args"), 0);
+            if (!op ? !a
+                    : a && !strcmp (cJSON_GetObjectItem (a, "op")->valuestring, op)
+                          && cJSON_GetObjectItem (a, "value")->valuedouble == value)
+              found = r;
+          }
+    }
+  return found;
+}
+
+static void
+test_seccomp_profile (void **state)
+{
+  (void) state;
+  cJSON *p = docker_seccomp_profile ();
+  assert_non_null (p);
+  assert_string_equal (cJSON_GetObjectItem (p, "defaultAction")->valuestring,
+                       "SCMP_ACT_ALLOW");
+  const cJSON *sc = cJSON_GetObjectItem (p, "syscalls");
+  int n;
+  /* io_uring and nested namespaces: denied outright, EPERM. */
+  const char *outright[] = { "io_uring_setup", "io_uring_enter", "io_uring_register",
+                             "unshare", "setns", "mount", "keyctl", "bpf" };
+  for (size_t i = 0; i < sizeof outright / sizeof *outright; i++)
+    {
+      const cJSON *r = find_rule (sc, outright[i], NULL, 0, &n);
+      assert_non_null (r);
+      assert_int_equal (n, 1);
+      assert_string_equal (cJSON_GetObjectItem (r, "action")->valuestring, "SCMP_ACT_ERRNO");
+      assert_int_equal (cJSON_GetObjectItem (r, "errnoRet")->valueint, EPERM);
+    }
+  /* clone with CLONE_NEWUSER, whatever else is set: mask and value. */
+  const cJSON *r = find_rule (sc, "clone", "SCMP_CMP_MASKED_EQ", 0x10000000, &n);
+  assert_non_null (r);
+  assert_int_equal (n, 8); /* one per namespace flag */
+  const cJSON *a = cJSON_GetArrayItem (cJSON_GetObjectItem (r, "args"), 0);
+  assert_int_equal (cJSON_GetObjectItem (a, "index")->valueint, 0);
+  assert_int_equal (cJSON_GetObjectItem (a, "valueTwo")->valuedouble, 0x10000000);
+  /* clone3: ENOSYS, so that libc falls back to clone. */
+  r = find_rule (sc, "clone3", NULL, 0, &n);
+  assert_non_null (r);
+  assert_int_equal (cJSON_GetObjectItem (r, "errnoRet")->valueint, ENOSYS);
+  /* personality: above 32 bits, and the helper's 32 bit patterns. */
+  assert_non_null (find_rule (sc, "personality", "SCMP_CMP_GT", 0xffffffffu, &n));
+  assert_int_equal (n, 33);
+  /* read() and friends are not touched. */
+  assert_null (find_rule (sc, "read", NULL, 0, &n));
+  assert_int_equal (n, 0);
+  cJSON_Delete (p);
+}
+
 int
 main (void)
 {
@@ -348,6 +416,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_json_lines, fake_setup, fake_teardown),
     cmocka_unit_test (test_daemon_not_running),
     cmocka_unit_test_setup_teardown (test_hijack, fake_setup, fake_teardown),
+    cmocka_unit_test (test_seccomp_profile),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
