@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* The container of a docker session (see docker_container.h).
  *
- * Hardening, always: every capability dropped (only docker.cap_add comes
- * back), no-new-privileges, tmpfs /tmp, /var/tmp and /run with nosuid
- * and nodev and a size, a pids limit, docker's init (tini) as pid 1, no
- * network unless configured, mounts given as Mounts (a missing bind
- * source is an error, never a directory docker creates as root).
+ * Hardening, always: the caller's own uid:gid (root only when docker.user
+ * says so, with a warning), every capability dropped (only docker.cap_add
+ * comes back), no-new-privileges, airlock's own seccomp baseline
+ * (docker_seccomp.c) instead of the engine's default, tmpfs /tmp,
+ * /var/tmp and /run with nosuid and nodev and a size, a pids limit,
+ * docker's init (tini) as pid 1, no network unless configured, a
+ * read-only root filesystem when docker.read_only_rootfs says so, mounts
+ * given as Mounts (a missing bind source is an error, never a directory
+ * docker creates as root).  The job leader is copied into an anonymous
+ * volume of its own (removed with the container), which a read-only root
+ * filesystem still accepts.
  * Environment values travel in the create body only, never on a command
  * line.
  *
@@ -28,6 +34,7 @@
 #include <unistd.h>
 
 #include "docker_risk.h"
+#include "docker_seccomp.h"
 #include "fnv1a.h"
 #include "protected_paths.h"
 #include "xprintf.h"
@@ -69,7 +76,7 @@ load_supervisor_tar (struct docker_container *c, const char *path, char **err)
     }
   char *h = (char *) c->tar;
   /* ustar: name, mode, uid, gid, size, mtime, checksum, type, magic. */
-  snprintf (h, 100, "%s", DOCKER_LEADER_PATH + 1);
+  snprintf (h, 100, "%s", DOCKER_LEADER_PATH + sizeof DOCKER_LEADER_DIR);
   octal (h + 100, 8, 0755);
   octal (h + 108, 8, 0);
   octal (h + 116, 8, 0);
@@ -397,6 +404,22 @@ judge_mounts (struct docker_container *c, const struct docker_session_options *o
 
 /* ---- the create request ---- */
 
+/* docker.user names root: "root" or uid 0, with or without a group.  (A
+ * name the image's passwd maps to 0 is not seen here.) */
+static bool
+user_is_root (const char *user)
+{
+  size_t n = strcspn (user, ":");
+  if (n == 4 && !strncmp (user, "root", 4))
+    return true;
+  if (n == 0)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (user[i] != '0')
+      return false;
+  return true;
+}
+
 static cJSON *
 string_array (const char *const *items)
 {
@@ -439,8 +462,23 @@ docker_container_plan (struct docker_container *c,
   cJSON_AddItemToObject (b, "Cmd", string_array (cmd));
   cJSON_AddItemToObject (b, "Entrypoint", cJSON_CreateArray ()); /* the image's is not ours */
   cJSON_AddItemToObject (b, "Env", string_array (o->env));
-  if (o->user && *o->user)
-    cJSON_AddStringToObject (b, "User", o->user);
+  /* The caller's uid:gid unless docker.user names another: root in a
+   * container is root of the host's kernel, one bug away from the host. */
+  char ids[48];
+  snprintf (ids, sizeof ids, "%u:%u", (unsigned) getuid (), (unsigned) getgid ());
+  const char *user = o->user && *o->user ? o->user : ids;
+  cJSON_AddStringToObject (b, "User", user);
+  if (user_is_root (user)
+      && !(c->warning = xprintf ("the container runs as root (docker.user is "
+                                 "\"%s\"%s): root in a container is root of "
+                                 "the host's kernel, one kernel bug or "
+                                 "misconfiguration away from the host; unset "
+                                 "docker.user to run as your own uid:gid",
+                                 user, o->user && *o->user ? "" : ", as you are")))
+    {
+      *err = xprintf ("out of memory");
+      return -1;
+    }
   cJSON_AddStringToObject (b, "WorkingDir", o->mount_workdir ? o->workdir : "/");
   cJSON_AddBoolToObject (b, "NetworkDisabled", !o->network);
   cJSON *labels = cJSON_AddObjectToObject (b, "Labels");
@@ -454,8 +492,20 @@ docker_container_plan (struct docker_container *c,
   const char *drop[] = { "ALL", NULL };
   cJSON_AddItemToObject (hc, "CapDrop", string_array (drop));
   cJSON_AddItemToObject (hc, "CapAdd", string_array (o->cap_add));
-  const char *secopt[] = { "no-new-privileges", NULL };
+  cJSON *profile = docker_seccomp_profile ();
+  char *ptext = profile ? cJSON_PrintUnformatted (profile) : NULL;
+  char *seccomp = ptext ? xprintf ("seccomp=%s", ptext) : NULL;
+  cJSON_Delete (profile);
+  free (ptext);
+  if (!seccomp)
+    {
+      *err = xprintf ("out of memory");
+      return -1;
+    }
+  const char *secopt[] = { "no-new-privileges", seccomp, NULL };
   cJSON_AddItemToObject (hc, "SecurityOpt", string_array (secopt));
+  free (seccomp);
+  cJSON_AddBoolToObject (hc, "ReadonlyRootfs", o->read_only_rootfs);
   cJSON *tmpfs = cJSON_AddObjectToObject (hc, "Tmpfs");
   char *tmp = xprintf ("rw,nosuid,nodev,size=%s", o->tmpfs_size ? o->tmpfs_size : "512m");
   cJSON_AddStringToObject (tmpfs, "/tmp", tmp);
@@ -473,6 +523,10 @@ docker_container_plan (struct docker_container *c,
   cJSON *restart = cJSON_AddObjectToObject (hc, "RestartPolicy");
   cJSON_AddStringToObject (restart, "Name", "no");
   cJSON *mounts = cJSON_AddArrayToObject (hc, "Mounts");
+  cJSON *leader = cJSON_CreateObject ();
+  cJSON_AddStringToObject (leader, "Type", "volume");
+  cJSON_AddStringToObject (leader, "Target", DOCKER_LEADER_DIR);
+  cJSON_AddItemToArray (mounts, leader);
   if (judge_mounts (c, o, mounts, err) < 0)
     return -1;
 
@@ -673,7 +727,7 @@ docker_container_create (struct docker_container *c, char **err)
   if (!c->id)
     return -1;
   /* Made: from here on a failure removes it again. */
-  if (simple_call (c, "PUT", "/containers/%s/archive?path=/", c->tar, c->tar_len,
+  if (simple_call (c, "PUT", "/containers/%s/archive?path=" DOCKER_LEADER_DIR, c->tar, c->tar_len,
                    "application/x-tar", 200, "copy the job leader into", err) < 0
       || simple_call (c, "POST", "/containers/%s/start", NULL, 0, NULL, 204,
                       "start", err) < 0)
@@ -705,10 +759,21 @@ docker_container_up (struct docker_container *c, char **err)
       bool same = cJSON_IsString (have) && cJSON_IsString (want)
                   && !strcmp (have->valuestring, want->valuestring);
       docker_response_free (&r);
+      /* Reused only restarted: a container must hold no process of an
+       * earlier life (a job leader of a daemon that died, whatever a
+       * command left behind).  Not cleaned by a one-shot exec killing
+       * all but pid 1: that would take the init's child (the idle
+       * supervisor) and so the container with it, could not tell that
+       * child from a process that took its name, and could not kill a
+       * process of another uid.  A restart ends the container's pid
+       * namespace, whatever ran in it; the image's layer, the volumes and
+       * the job leader's copy are kept, the tmpfs mounts (/tmp, /var/tmp,
+       * /run) start empty, as after a reboot.  t=0: nothing of that life
+       * deserves a grace period. */
       char *why = NULL;
       if (c->id && same
-          && simple_call (c, "POST", "/containers/%s/start", NULL, 0, NULL, 204,
-                          "start", &why) == 0)
+          && simple_call (c, "POST", "/containers/%s/restart?t=0", NULL, 0, NULL,
+                          204, "restart", &why) == 0)
         {
           c->reused = true;
           return 0;
@@ -733,5 +798,6 @@ docker_container_clear (struct docker_container *c)
   cJSON_Delete (c->body);
   free (c->tar);
   free (c->reasons);
+  free (c->warning);
   *c = (struct docker_container){ 0 };
 }

@@ -13,8 +13,11 @@
 #include "docker_engine.h"
 #include "docker_session.h"
 
-/* Where the supervisor (the job leader) is copied in the container. */
-#define DOCKER_LEADER_PATH "/.airlock-supervisor"
+/* Where the supervisor (the job leader) is copied in the container: an
+ * anonymous volume of its own, so that a read-only root filesystem does
+ * not stop the copy. */
+#define DOCKER_LEADER_DIR "/.airlock"
+#define DOCKER_LEADER_PATH DOCKER_LEADER_DIR "/airlock-supervisor"
 
 struct docker_container {
   struct docker_engine *eng;
@@ -30,6 +33,7 @@ struct docker_container {
   size_t tar_len;
   bool host_access;
   char *reasons;    /* why it reaches the host, or NULL */
+  char *warning;    /* for the person opening it (root inside), or NULL */
   bool reused;
 };
 

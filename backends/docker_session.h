@@ -24,7 +24,9 @@ struct docker_session_options {
   uint64_t memory;          /* bytes; 0: no limit */
   int64_t nano_cpus;        /* 0: no limit */
   long long pids_limit;
-  const char *user;         /* NULL: the image's */
+  const char *user;         /* NULL: the caller's uid:gid */
+  bool read_only_rootfs;    /* the image's files read-only (tmpfs stay
+                               writable) */
   const char *const *cap_add;   /* NULL-terminated or NULL */
   const char *const *volumes;   /* SOURCE:DEST[:ro|:rw], NULL-terminated */
   const char *const *env;       /* NAME=VALUE, NULL-terminated */
@@ -48,6 +50,9 @@ const struct backend_ops *docker_session_ops (void);
 
 /* Why the container reaches the host (NULL: it does not). */
 const char *docker_session_risk_reasons (struct backend_session *s);
+/* What the person opening the session should know (the container runs
+ * as root), or NULL. */
+const char *docker_session_warning (struct backend_session *s);
 
 /* The orphan reaper: containers of this user's sessions that no longer
  * exist are removed, stopped ones at once, running ones once older than

@@ -526,6 +526,10 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
   const char *why = backend_reach_reasons (bo.ops, bo.bs);
   if (why)
     cJSON_AddStringToObject (r, "host_access_why", why);
+  const char *warning = backend_warning (bo.ops, bo.bs);
+  if (warning)
+    cJSON_AddItemToArray (cJSON_AddArrayToObject (r, "warnings"),
+                          cJSON_CreateString (warning));
   cJSON_AddStringToObject (r, "approval", gate_mode_name (ds->mode));
   cJSON_AddStringToObject (r, "config_hash", ds->config_hash);
   cJSON_AddItemToObject (r, "posture", posture_json (ds, ds->mode));

@@ -166,6 +166,7 @@ open_docker (const struct backend_open_request *rq, struct backend_opened *out,
     .network = config_bool (cfg, "docker.network"),
     .pids_limit = config_int (cfg, "docker.pids_limit"),
     .user = config_string (cfg, "docker.user"),
+    .read_only_rootfs = config_bool (cfg, "docker.read_only_rootfs"),
     .cap_add = config_list (cfg, "docker.cap_add"),
     .volumes = config_list (cfg, "docker.volumes"),
     .mount_workdir = config_bool (cfg, "docker.mount_workdir"),
@@ -282,6 +283,12 @@ const char *
 backend_reach_reasons (const struct backend_ops *ops, struct backend_session *bs)
 {
   return ops == docker_session_ops () ? docker_session_risk_reasons (bs) : NULL;
+}
+
+const char *
+backend_warning (const struct backend_ops *ops, struct backend_session *bs)
+{
+  return ops == docker_session_ops () ? docker_session_warning (bs) : NULL;
 }
 
 int

@@ -51,4 +51,9 @@ void backend_reap_orphans (const struct airlock_config *cfg, const char *owner_i
 const char *backend_reach_reasons (const struct backend_ops *ops,
                                    struct backend_session *bs);
 
+/* What the person opening the session should be warned of (the open
+ * reply's "warnings"); NULL: nothing. */
+const char *backend_warning (const struct backend_ops *ops,
+                             struct backend_session *bs);
+
 #endif

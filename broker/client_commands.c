@@ -356,6 +356,10 @@ session_command (int argc, char **argv)
       r = read_json (&c);
     }
   int rc = 0;
+  const cJSON *w;
+  cJSON_ArrayForEach (w, cJSON_GetObjectItem (r, "warnings"))
+    if (cJSON_IsString (w))
+      fprintf (stderr, "airlock: warning: %s\n", w->valuestring);
   if (!cJSON_IsTrue (cJSON_GetObjectItem (r, "ok")))
     rc = print_error (r, "session");
   else if (!strcmp (verb, "ls"))

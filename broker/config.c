@@ -346,8 +346,10 @@ static const struct cfg_key keys[] = {
     .idef = 256, .min = 1, .max = 1000000,
     .doc = "Limit on the number of processes in the container." },
   { .key = "docker.user", .type = T_STRING,
-    .doc = "User the container runs as (NAME, UID or UID:GID); unset: the "
-           "image's." },
+    .doc = "User the container runs as (NAME, UID or UID:GID); unset: your "
+           "own uid:gid.  Root (`root`, `0`, `0:0`) works but the open "
+           "reply warns: root in a container is root of the host's "
+           "kernel." },
   { .key = "docker.cap_add", .type = T_LIST, .check = &CAPABILITY,
     .doc = "Capabilities added back after all are dropped (upper-cased)." },
   { .key = "docker.volumes", .type = T_LIST, .check = &VOLUME,
@@ -377,6 +379,9 @@ static const struct cfg_key keys[] = {
            "`/run`)." },
   { .key = "docker.pull", .type = T_BOOL, .bdef = true,
     .doc = "Pull the image when it is not present." },
+  { .key = "docker.read_only_rootfs", .type = T_BOOL, .bdef = false,
+    .doc = "Make the image's files read-only (docker's ReadonlyRootfs); "
+           "`/tmp`, `/var/tmp`, `/run` and volumes stay writable." },
   { .key = "docker.allow_docker_socket", .type = T_BOOL, .bdef = false,
     .doc = "Allow a volume that exposes the Docker socket in the container "
            "(that is root on the host)." },
