@@ -402,36 +402,115 @@ parse_job (struct backend_session *s, struct djob *j, struct backend_event *ev,
     }
 }
 
-/* The stream ended before the leader reported an exit: the exec's own
- * exit code says what happened. */
+/* GET /containers/ID/json: 0 with *r (any status), -1 with *err. */
+static int
+inspect_container (struct backend_session *s, struct docker_response *r, char **err)
+{
+  char *path = xprintf ("/containers/%s/json", s->c.id);
+  int rc = path ? docker_call (s->c.eng, "GET", path, NULL, r, err) : -1;
+  free (path);
+  return rc < 0 ? -1 : 0;
+}
+
+/* What became of the session's container: NULL while it runs, else a
+ * sentence naming the cause (malloc'd). */
+static char *
+container_fate (struct backend_session *s)
+{
+  struct docker_response r;
+  char *err = NULL, *fate;
+  if (inspect_container (s, &r, &err) < 0)
+    {
+      fate = xprintf ("the Docker engine at %s does not answer (%s): dockerd "
+                      "stopped or is restarting, and its containers stop with "
+                      "it unless live-restore is on",
+                      docker_engine_socket (s->c.eng), err ? err : "?");
+      free (err);
+      return fate;
+    }
+  const cJSON *st = cJSON_GetObjectItemCaseSensitive (r.json, "State");
+  const cJSON *code = cJSON_GetObjectItemCaseSensitive (st, "ExitCode");
+  const cJSON *at = cJSON_GetObjectItemCaseSensitive (st, "FinishedAt");
+  const cJSON *why = cJSON_GetObjectItemCaseSensitive (st, "Error");
+  if (r.status == 404)
+    fate = xprintf ("container %s is gone (removed)", s->c.name);
+  else if (r.status != 200)
+    fate = xprintf ("container %s cannot be inspected: %s", s->c.name,
+                    docker_response_message (&r));
+  else if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (st, "Running")))
+    fate = NULL;
+  else
+    fate = xprintf ("container %s stopped (exit code %d%s%s%s%s%s): dockerd "
+                    "stopped or restarted (containers stop with it unless "
+                    "live-restore is on), or someone stopped the container",
+                    s->c.name, cJSON_IsNumber (code) ? code->valueint : -1,
+                    cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (st, "OOMKilled"))
+                        ? ", out of memory" : "",
+                    cJSON_IsString (at) ? ", at " : "",
+                    cJSON_IsString (at) ? at->valuestring : "",
+                    cJSON_IsString (why) && *why->valuestring ? ": " : "",
+                    cJSON_IsString (why) ? why->valuestring : "");
+  docker_response_free (&r);
+  return fate;
+}
+
+/* The stream ended before the leader reported an exit.  Either the leader
+ * itself was killed (OOM, a kill from inside): then the exec's own exit
+ * code is the command's.  Or the engine or the container went away under
+ * it (dockerd stopped or restarted: its API goes first, then it stops
+ * the containers): that is no exit code of the command but an error, with
+ * the cause. */
 static void
 exit_from_inspect (struct backend_session *s, struct djob *j,
                    struct backend_event *ev)
 {
   char *path = xprintf ("/exec/%s/json", j->exec_id);
-  struct docker_response r;
-  char *err = NULL;
+  struct docker_response r = { 0 };
+  char *err = NULL, *fate = NULL;
+  const char *sock = docker_engine_socket (s->c.eng);
   *ev = (struct backend_event){ .job = j->id };
-  if (path && docker_call (s->c.eng, "GET", path, NULL, &r, &err) == 0)
+  int rc = path ? docker_call (s->c.eng, "GET", path, NULL, &r, &err) : -1;
+  free (path);
+  const cJSON *code = cJSON_GetObjectItemCaseSensitive (r.json, "ExitCode");
+  if (rc < 0)
     {
-      const cJSON *code = cJSON_GetObjectItemCaseSensitive (r.json, "ExitCode");
-      if (r.status == 200 && cJSON_IsNumber (code))
+      char *why = err;
+      err = xprintf ("the Docker engine went away while the command ran "
+                     "(dockerd at %s stopped or restarted?): %s", sock,
+                     why ? why : "no answer");
+      free (why);
+    }
+  else if (r.status != 200 || !cJSON_IsNumber (code))
+    {
+      fate = container_fate (s);
+      err = xprintf ("the Docker engine at %s lost the command (%s: dockerd "
+                     "restarted?)%s%s", sock, docker_response_message (&r),
+                     fate ? "; " : "", fate ? fate : "");
+    }
+  else
+    {
+      /* Killed by a signal with the container still running: the engine
+       * may be stopping it right now; a moment tells. */
+      for (int i = 0; !(fate = container_fate (s)) && code->valueint >= 128 && i < 10; i++)
+        poll (NULL, 0, 100);
+      if (fate)
+        err = xprintf ("the command ended with its container (exit code %d): %s",
+                       code->valueint, fate);
+      else
         {
           ev->type = BACKEND_EXITED;
           ev->exit_code = code->valueint;
         }
-      else
-        err = xprintf ("the command's exec is gone (%s): the container of "
-                       "session %s vanished or stopped",
-                       docker_response_message (&r), s->session);
-      docker_response_free (&r);
     }
-  free (path);
+  docker_response_free (&r);
+  free (fate);
   if (ev->type != BACKEND_EXITED)
     {
       ev->type = BACKEND_ERROR;
       ev->message = (const char *) hold (s, (const uint8_t *) (err ? err : "lost"),
                                          strlen (err ? err : "lost") + 1);
+      fprintf (stderr, "airlock: session %s, job %u: %s\n", s->session, j->id,
+               ev->message ? ev->message : "lost");
     }
   free (err);
   j->exited = true;
@@ -587,20 +666,27 @@ docker_spawn (struct backend_session *s, const struct backend_spawn *sp,
   char *note = NULL;
   if (!j && (status == 404 || status == 409))
     {
-      /* Gone or stopped: recreated once, and the result says so. */
+      /* Gone or stopped: recreated once, and the result says so, with
+       * what became of the old one. */
       free (*err);
       *err = NULL;
+      char *fate = container_fate (s);
       if (recreate (s, err) < 0)
         {
           char *why = *err;
           *err = xprintf ("the container of session %s vanished and could not "
-                          "be created again: %s", s->session, why ? why : "?");
+                          "be created again: %s%s%s", s->session, why ? why : "?",
+                          fate ? "; before: " : "", fate ? fate : "");
           free (why);
+          free (fate);
           return -1;
         }
-      note = xprintf ("airlock: the container of session %s had vanished; a new "
+      bool why = fate && status != 404;
+      note = xprintf ("airlock: the container of session %s had %s%s%s%s; a new "
                       "one was created (files and processes of the old one are "
-                      "gone)\n", s->session);
+                      "gone)\n", s->session, status == 404 ? "vanished" : "stopped",
+                      why ? " (" : "", why ? fate : "", why ? ")" : "");
+      free (fate);
       j = start_job (s, sp, &status, err);
     }
   if (!j)
@@ -661,33 +747,12 @@ docker_event_fd (struct backend_session *s)
   return s->ep;
 }
 
-/* GET /containers/ID/json: 0 with *r (any status), -1 with *err. */
-static int
-inspect_container (struct backend_session *s, struct docker_response *r, char **err)
-{
-  char *path = xprintf ("/containers/%s/json", s->c.id);
-  int rc = path ? docker_call (s->c.eng, "GET", path, NULL, r, err) : -1;
-  free (path);
-  return rc < 0 ? -1 : 0;
-}
-
+/* The container's fate when it is not running, with the cause. */
 static int
 docker_health (struct backend_session *s, char **err)
 {
-  struct docker_response r;
-  int rc = 0;
-  if (inspect_container (s, &r, err) < 0)
-    return -1;
-  const cJSON *st = cJSON_GetObjectItemCaseSensitive (r.json, "State");
-  const cJSON *running = cJSON_GetObjectItemCaseSensitive (st, "Running");
-  if (r.status != 200 || !cJSON_IsTrue (running))
-    {
-      *err = xprintf ("container %s is %s", s->c.name,
-                      r.status == 404 ? "gone" : "not running");
-      rc = -1;
-    }
-  docker_response_free (&r);
-  return rc;
+  *err = container_fate (s);
+  return *err ? -1 : 0;
 }
 
 static void
@@ -816,6 +881,12 @@ const char *
 docker_session_risk_reasons (struct backend_session *s)
 {
   return s->c.reasons;
+}
+
+const char *
+docker_session_warning (struct backend_session *s)
+{
+  return s->c.warning;
 }
 
 struct backend_session *
