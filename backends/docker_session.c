@@ -440,10 +440,12 @@ container_fate (struct backend_session *s)
   else if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (st, "Running")))
     fate = NULL;
   else
-    fate = xprintf ("container %s stopped (exit code %d%s%s%s%s%s): dockerd "
-                    "stopped or restarted (containers stop with it unless "
-                    "live-restore is on), or someone stopped the container",
-                    s->c.name, cJSON_IsNumber (code) ? code->valueint : -1,
+    fate = xprintf ("the Docker engine at %s stopped container %s (exit "
+                    "code %d%s%s%s%s%s): dockerd stopped or restarted (its "
+                    "containers stop with it unless live-restore is on), or "
+                    "someone stopped the container",
+                    docker_engine_socket (s->c.eng), s->c.name,
+                    cJSON_IsNumber (code) ? code->valueint : -1,
                     cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (st, "OOMKilled"))
                         ? ", out of memory" : "",
                     cJSON_IsString (at) ? ", at " : "",
@@ -480,6 +482,11 @@ exit_from_inspect (struct backend_session *s, struct djob *j,
                      why ? why : "no answer");
       free (why);
     }
+  else if (r.status == 200
+           && cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (r.json, "Running")))
+    err = xprintf ("the command's stream from the Docker engine at %s was cut "
+                   "while it still runs (its job leader ends it when its "
+                   "input closes)", sock);
   else if (r.status != 200 || !cJSON_IsNumber (code))
     {
       fate = container_fate (s);
@@ -494,8 +501,7 @@ exit_from_inspect (struct backend_session *s, struct djob *j,
       for (int i = 0; !(fate = container_fate (s)) && code->valueint >= 128 && i < 10; i++)
         poll (NULL, 0, 100);
       if (fate)
-        err = xprintf ("the command ended with its container (exit code %d): %s",
-                       code->valueint, fate);
+        err = xprintf ("the command did not end by itself: %s", fate);
       else
         {
           ev->type = BACKEND_EXITED;

@@ -32,11 +32,17 @@ base_env () {
   export EXTRA_ENV="XDG_RUNTIME_DIR=$RUNDIR AIRLOCK_SUPERVISOR=$AIRLOCK_SUPERVISOR AIRLOCK_BACKEND=docker AIRLOCK_DAEMON_IDLE_EXIT=30 AIRLOCK_DOCKER_IMAGE=$IMAGE AIRLOCK_DOCKER_PULL=false $*"
 }
 
+# The pid of this test's daemon, if any.  (Other runs' daemons may be
+# listed after it: the loop's status must not be the last grep's.)
+daemon_pid () {
+  pgrep -f "^airlock daemon" | while read -r p; do
+    grep -qz "XDG_RUNTIME_DIR=$RUNDIR" "/proc/$p/environ" 2>/dev/null && echo "$p"; true; done
+}
+
 # This test's daemon, politely (SIGTERM: it closes its sessions).
 stop_daemon () {
   local pid i
-  pid=$(pgrep -f "^airlock daemon" | while read -r p; do
-          grep -qz "XDG_RUNTIME_DIR=$RUNDIR" "/proc/$p/environ" 2>/dev/null && echo "$p"; done)
+  pid=$(daemon_pid)
   [ -n "$pid" ] && kill $pid 2>/dev/null
   for i in $(seq 50); do [ -z "$pid" ] || ! kill -0 $pid 2>/dev/null && break; sleep 0.1; done
 }
@@ -44,10 +50,44 @@ stop_daemon () {
 teardown () {
   stop_daemon
   [ -z "${reg:-}" ] || kill "$reg" 2>/dev/null # the registry double, if any
-  # Whatever this test left (it should be nothing: see "closing removes").
+  # Whatever this test left (it should be nothing: see "closing removes"),
+  # with its anonymous volume (the job leader's copy).
   ids=$($DOCKER ps -aq --filter "label=airlock.owner=$OWNER" 2>/dev/null)
-  [ -z "$ids" ] || $DOCKER rm -f $ids >/dev/null 2>&1
+  [ -z "$ids" ] || $DOCKER rm -fv $ids >/dev/null 2>&1
+  [ -z "${D2:-}" ] || private_dockerd_remove
   true
+}
+
+# A dockerd of this test's own (the dockerd restart test): its own socket,
+# data, state and pidfile under $D2, and its own network namespace (its
+# docker0 and iptables rules are its own: a second dockerd in the host's
+# namespace would take or, with --bridge none, delete the shared one's
+# docker0), so that stopping it disturbs nothing else on the machine (the
+# docker suites of other runs, the next tests).  Started as .ci/run
+# starts the shared one, in the background with nohup; unshare execs it,
+# so the pidfile holds the pid of the process started here.
+private_docker () { $DOCKER -H "unix://$D2/docker.sock" "$@"; }
+private_dockerd_start () {
+  local i
+  nohup unshare --net /usr/sbin/dockerd --host "unix://$D2/docker.sock" \
+    --data-root "$D2/data" --exec-root "$D2/exec" --pidfile "$D2/docker.pid" \
+    --group docker >> "$D2/log" 2>&1 &
+  for i in $(seq 120); do private_docker info >/dev/null 2>&1 && return 0; sleep 0.5; done
+  tail -n 20 "$D2/log"
+  return 1
+}
+private_dockerd_stop () { # SIGTERM, as a service manager stops it; 60 s at most
+  local pid i
+  pid=$(cat "$D2/docker.pid" 2>/dev/null) || return 0
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for i in $(seq 600); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null
+  return 1
+}
+private_dockerd_remove () {
+  private_docker ps -aq 2>/dev/null | xargs -r $DOCKER -H "unix://$D2/docker.sock" rm -fv >/dev/null 2>&1
+  private_dockerd_stop
+  rm -rf "$D2" 2>/dev/null || true
 }
 
 # The daemon reads its configuration when it starts: a new one for new
@@ -313,27 +353,134 @@ container () {
   $DOCKER rm -f "airlock-test-orphan-other-$$" >/dev/null
 }
 
-@test "docker: a session reopened after its daemon died reuses the container when the configuration matches" {
+@test "docker: a session reopened after its daemon died reuses its container, restarted: no process of the earlier life is left" {
+  # Root, so that a file in the image's layer shows what is kept.
+  base_env AIRLOCK_DOCKER_USER=0:0
   al session open s
-  al exec s -- 'echo still-here > /tmp/mark'
+  al exec s -- 'echo kept > /mark; echo gone > /tmp/mark'
   c=$(container s)
-  pid=$(pgrep -f "^airlock daemon" | while read -r p; do
-          grep -qz "XDG_RUNTIME_DIR=$RUNDIR" "/proc/$p/environ" && echo "$p"; done)
+  # A command still running, and a process no job leader knows of.
+  (al exec s -- 'sleep 4321' >/dev/null 2>&1 &)
+  $DOCKER exec -d "$c" sleep 1234
+  for i in $(seq 100); do
+    [ "$($DOCKER top "$c" -o pid,args | grep -c ' sleep \(4321\|1234\)$')" = 2 ] && break; sleep 0.1
+  done
+  $DOCKER top "$c" -o pid,args | grep -q ' sleep 4321$'
+  pid=$(daemon_pid)
   kill -KILL "$pid"
   al session close s 2>/dev/null || true
   al session open s
   [ "$(container s)" = "$c" ]
-  run al exec s -- 'cat /tmp/mark'
-  [ "$output" = still-here ]
+  run $DOCKER top "$c" -o pid,args
+  echo "$output"
+  [[ "$output" != *sleep* ]]
+  # Only the init, its idle child, and nothing else.
+  [ "$(echo "$output" | tail -n +2 | grep -vc 'docker-init\|airlock-supervisor --idle')" = 0 ]
+  run al exec s -- 'cat /mark; cat /tmp/mark 2>&1 || true'
+  echo "$output"
+  [ "${lines[0]}" = kept ]
+  [[ "${lines[1]}" == *"No such file"* ]]
   # Another configuration: replaced.
-  pid=$(pgrep -f "^airlock daemon" | while read -r p; do
-          grep -qz "XDG_RUNTIME_DIR=$RUNDIR" "/proc/$p/environ" && echo "$p"; done)
+  pid=$(daemon_pid)
   kill -KILL "$pid"
-  base_env AIRLOCK_DOCKER_PIDS_LIMIT=100
+  base_env AIRLOCK_DOCKER_USER=0:0 AIRLOCK_DOCKER_PIDS_LIMIT=100
   al session close s 2>/dev/null || true
   al session open s
   [ -n "$(container s)" ]
   [ "$(container s)" != "$c" ]
+}
+
+@test "docker: the container runs as the caller's uid:gid; root only when docker.user says so, with a warning" {
+  uid=$(id -u "$TEST_USER") gid=$(id -g "$TEST_USER")
+  run al session open s
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" != *warning* ]]
+  [ "$($DOCKER inspect -f '{{.Config.User}}' "$(container s)")" = "$uid:$gid" ]
+  # What a non-root user needs works: /tmp, the shell state, the leader.
+  run al exec s -- 'id -u; id -g; echo x > /tmp/x && cat /tmp/x; cd /tmp && export V=1'
+  echo "$output"
+  [ "${lines[0]}" = "$uid" ] && [ "${lines[1]}" = "$gid" ] && [ "${lines[2]}" = x ]
+  run al exec s -- 'echo "$V $PWD"'
+  [ "$output" = "1 /tmp" ]
+  # Root: the open reply warns, and so does the CLI.
+  restart_with AIRLOCK_DOCKER_USER=0:0
+  run api '{"id":1,"op":"open","session":"r","workdir":"'"$WORK"'"}'
+  echo "$output"
+  [[ "$(field warnings)" == *"runs as root"*"docker.user"* ]]
+  run al exec r -- 'id -u'
+  [ "$output" = 0 ]
+  restart_with AIRLOCK_DOCKER_USER=root
+  run al session open r2
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"airlock: warning: the container runs as root"* ]]
+}
+
+@test "docker: airlock's seccomp baseline, not the engine's default: io_uring and nested user namespaces are refused" {
+  base_env AIRLOCK_DOCKER_MOUNT_WORKDIR=true
+  al session open s
+  [[ "$($DOCKER inspect -f '{{json .HostConfig.SecurityOpt}}' "$(container s)")" == *seccomp=*io_uring_setup* ]]
+  run al exec s -- "for t in io-uring unshare-user clone-newuser setns clone3; do $PROBE \$t; done; unshare -U true 2>&1 || echo unshare-refused"
+  echo "$output"
+  [ "${lines[0]}" = "blocked EPERM" ]
+  [ "${lines[1]}" = "blocked EPERM" ]
+  [ "${lines[2]}" = "blocked EPERM" ]
+  [ "${lines[3]}" = "blocked EPERM" ]
+  [ "${lines[4]}" = "blocked ENOSYS" ]
+  [ "$(echo "$output" | tail -n 1)" = unshare-refused ]
+  # What a session needs still works under it: bash, coreutils, pipes,
+  # background jobs, the job leader's kill of a tree.
+  run al exec s -- 'sleep 0.1 & wait; echo a | tr a b; ls / >/dev/null && echo ls-ok'
+  [ "$output" = "$(printf 'b\nls-ok')" ]
+  run al exec s --timeout 1 -- 'sleep 30 & sleep 30'
+  [ "$status" -eq 124 ]
+}
+
+@test "docker: docker.read_only_rootfs: the image's files are read-only, the tmpfs mounts stay writable" {
+  base_env AIRLOCK_DOCKER_READ_ONLY_ROOTFS=true AIRLOCK_DOCKER_USER=0:0
+  al session open s
+  [ "$($DOCKER inspect -f '{{.HostConfig.ReadonlyRootfs}}' "$(container s)")" = true ]
+  run al exec s -- 'touch /x 2>&1; echo w > /tmp/w && cat /tmp/w; echo v > /var/tmp/v && cat /var/tmp/v'
+  echo "$output"
+  [[ "${lines[0]}" == *"Read-only file system"* ]]
+  [ "${lines[1]}" = w ] && [ "${lines[2]}" = v ]
+  # Off by default.
+  restart_with AIRLOCK_DOCKER_USER=0:0
+  al session open s2
+  [ "$($DOCKER inspect -f '{{.HostConfig.ReadonlyRootfs}}' "$(container s2)")" = false ]
+}
+
+@test "docker: a dockerd restart mid-command is an error naming the engine, and the next command says what became of the container" {
+  # A dockerd of this test's own (see private_dockerd_start): stopping
+  # the shared one would break whatever else uses it.
+  D2="$T/dk$BATS_TEST_NUMBER"
+  rm -rf "$D2"
+  mkdir -p "$D2"
+  chmod 0755 "$D2"
+  private_dockerd_start
+  $DOCKER save "$IMAGE" | private_docker load >/dev/null
+  base_env "AIRLOCK_DOCKER_SOCKET=$D2/docker.sock"
+  al session open s
+  # The API's result of a command that runs until the engine goes.
+  (api '{"id":1,"op":"exec","session":"s","command":"echo started; sleep 600"}' > "$D2/result" 2>&1 &)
+  c=$(private_docker ps -q --filter "label=airlock.owner=$OWNER")
+  for i in $(seq 100); do private_docker top "$c" -o pid,args | grep -q ' sleep 600$' && break; sleep 0.1; done
+  private_docker top "$c" -o pid,args | grep -q ' sleep 600$'
+  private_dockerd_stop
+  private_dockerd_start
+  for i in $(seq 300); do grep -q '"exit_code"\|"error"' "$D2/result" && break; sleep 0.1; done
+  output=$(cat "$D2/result")
+  echo "$output"
+  [[ "$output" == *"Docker engine"*"$D2/docker.sock"* ]]
+  [[ "$output" != *'"exit_code":137'* ]]
+  # The container stopped with its engine: the next command is run in a
+  # new one, and says why.
+  run api '{"id":2,"op":"exec","session":"s","command":"echo again"}'
+  echo "$output"
+  [ "$(field stdout)" = again ]
+  [[ "$(field stderr)" == *"had stopped (the Docker engine at $D2/docker.sock stopped container"*"dockerd stopped or restarted"*"a new one was created"* ]]
+  al session close s
 }
 
 @test "docker: the approval gate gives an isolated container the floor, a host-bound one the whole gate" {
