@@ -4,8 +4,9 @@
  * A daemon that dies leaves its containers behind (their commands die
  * with it: each job leader kills its tree when the daemon's end of the
  * exec stream closes).  Such a container is kept a while, running, so
- * that reopening the session soon reuses it; once stopped, or older than
- * the idle lifetime, it is removed.  The original never removed running
+ * that reopening the session soon reuses it (restarted first, so that
+ * nothing of its earlier life runs on: docker_container_up); once
+ * stopped, or older than the idle lifetime, it is removed.  The original never removed running
  * ones, so they lived for ever. */
 #define _GNU_SOURCE
 #include <curl/curl.h>

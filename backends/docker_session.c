@@ -2,7 +2,7 @@
 /* The docker backend's sessions (see docker_session.h).
  *
  * A session is one container (docker_container.c).  Each command is an
- * exec of our job leader, `/.airlock-supervisor --job -- bash -c SCRIPT`
+ * exec of our job leader, `DOCKER_LEADER_PATH --job -- bash -c SCRIPT`
  * (exec_leader.h): POST /containers/{id}/exec, then POST /exec/{id}/start
  * with the connection hijacked into a raw stream that carries, in
  * docker's multiplexed frames, the leader's framed protocol (stdin and
@@ -14,7 +14,9 @@
  * The exit status comes from the leader once the command's output is
  * drained; the exec's own exit code (GET /exec/{id}/json) is the fallback
  * when the stream ends without one (the leader was killed, or could not
- * start).  event_fd is an epoll descriptor over every job's connection.
+ * start), unless the engine or the container went away: then the job
+ * ends with an error naming the cause (exit_from_inspect).  event_fd is
+ * an epoll descriptor over every job's connection.
  *
  * Everything the container sends is untrusted: code in it may own the
  * leader's uid.  Frames are bounded and only ever describe that job. */
