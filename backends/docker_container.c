@@ -468,13 +468,18 @@ docker_container_plan (struct docker_container *c,
   snprintf (ids, sizeof ids, "%u:%u", (unsigned) getuid (), (unsigned) getgid ());
   const char *user = o->user && *o->user ? o->user : ids;
   cJSON_AddStringToObject (b, "User", user);
+  bool configured = user != ids;
   if (user_is_root (user)
-      && !(c->warning = xprintf ("the container runs as root (docker.user is "
-                                 "\"%s\"%s): root in a container is root of "
-                                 "the host's kernel, one kernel bug or "
-                                 "misconfiguration away from the host; unset "
-                                 "docker.user to run as your own uid:gid",
-                                 user, o->user && *o->user ? "" : ", as you are")))
+      && !(c->warning = xprintf ("the container runs as root (%s%s%s): root in "
+                                 "a container is root of the host's kernel, "
+                                 "one kernel bug or misconfiguration away from "
+                                 "the host; %s",
+                                 configured ? "docker.user is \"" : "you are root",
+                                 configured ? user : "", configured ? "\"" : "",
+                                 configured ? "unset docker.user to run as your "
+                                              "own uid:gid"
+                                            : "set docker.user to an "
+                                              "unprivileged user")))
     {
       *err = xprintf ("out of memory");
       return -1;
