@@ -528,9 +528,14 @@ docker_container_plan (struct docker_container *c,
   cJSON *restart = cJSON_AddObjectToObject (hc, "RestartPolicy");
   cJSON_AddStringToObject (restart, "Name", "no");
   cJSON *mounts = cJSON_AddArrayToObject (hc, "Mounts");
+  /* Labelled, so that the reaper finds it should the container be
+   * removed without its volumes (docker rm -f without -v). */
   cJSON *leader = cJSON_CreateObject ();
   cJSON_AddStringToObject (leader, "Type", "volume");
   cJSON_AddStringToObject (leader, "Target", DOCKER_LEADER_DIR);
+  cJSON *vlabels = cJSON_AddObjectToObject (
+      cJSON_AddObjectToObject (leader, "VolumeOptions"), "Labels");
+  cJSON_AddStringToObject (vlabels, DOCKER_LABEL_USER, uid);
   cJSON_AddItemToArray (mounts, leader);
   if (judge_mounts (c, o, mounts, err) < 0)
     return -1;

@@ -28,6 +28,43 @@ label (const cJSON *labels, const char *name)
   return cJSON_IsString (v) ? v->valuestring : NULL;
 }
 
+/* The job leader's volumes (docker_container.c) of this user's containers
+ * that were removed without their volumes: nothing uses a dangling one. */
+static void
+reap_volumes (struct docker_engine *e)
+{
+  char filter[128];
+  snprintf (filter, sizeof filter, "{\"dangling\":[\"true\"],\"label\":[\""
+            DOCKER_LABEL_USER "=%u\"]}", (unsigned) getuid ());
+  char *esc = curl_easy_escape (NULL, filter, 0);
+  char *path = NULL, *err = NULL;
+  if (!esc || asprintf (&path, "/volumes?filters=%s", esc) < 0)
+    path = NULL;
+  curl_free (esc);
+  struct docker_response r;
+  if (path && docker_call (e, "GET", path, NULL, &r, &err) == 0)
+    {
+      const cJSON *v;
+      cJSON_ArrayForEach (v, cJSON_GetObjectItemCaseSensitive (r.json, "Volumes"))
+        {
+          const cJSON *name = cJSON_GetObjectItemCaseSensitive (v, "Name");
+          char *del = cJSON_IsString (name) ? curl_easy_escape (NULL, name->valuestring, 0) : NULL;
+          char *dpath = NULL;
+          struct docker_response d;
+          if (del && asprintf (&dpath, "/volumes/%s", del) >= 0
+              && docker_call (e, "DELETE", dpath, NULL, &d, &err) == 0)
+            docker_response_free (&d); /* 409: in use after all; kept */
+          free (err);
+          err = NULL;
+          curl_free (del);
+          free (dpath);
+        }
+      docker_response_free (&r);
+    }
+  free (err);
+  free (path);
+}
+
 int
 docker_reap_orphans (const struct docker_reap_request *rq, char **err)
 {
@@ -81,6 +118,8 @@ docker_reap_orphans (const struct docker_reap_request *rq, char **err)
         }
       docker_response_free (&r);
     }
+  if (removed >= 0)
+    reap_volumes (e);
   free (path);
   docker_engine_free (e);
   return removed;

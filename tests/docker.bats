@@ -334,10 +334,17 @@ container () {
   # Another user's: never touched.
   $DOCKER create --name "airlock-test-orphan-other-$$" --label airlock.user=0 \
     --label airlock.session=orphan --label "airlock.owner=$T/gone-daemon" $IMAGE sleep 1 >/dev/null
+  # A job leader's volume whose container was removed without it (docker
+  # rm -f): removed; another user's: kept.
+  vol=$($DOCKER volume create --label "airlock.user=$uid")
+  ovol=$($DOCKER volume create --label airlock.user=0)
   # A long idle lifetime: only the stopped one goes.
   base_env AIRLOCK_SESSION_IDLE_TIMEOUT=3600
   al session open s
   sleep 1
+  ! $DOCKER volume inspect "$vol" >/dev/null 2>&1
+  $DOCKER volume inspect "$ovol" >/dev/null
+  $DOCKER volume rm "$ovol" >/dev/null
   ! $DOCKER inspect "airlock-test-orphan-stopped-$$" >/dev/null 2>&1
   $DOCKER inspect "airlock-test-orphan-running-$$" >/dev/null
   $DOCKER inspect "airlock-test-orphan-own-$$" >/dev/null
