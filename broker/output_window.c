@@ -1,30 +1,21 @@
 /* SPDX-License-Identifier: MIT */
-/* Bounded head+tail capture of a command's output with a spill file.
+/* Bounded head+tail capture of a command's output.
  *
  * Bytes are decoded to code points as they arrive.  The first `limit`
  * code points are stored in one array; once it is full, the first `head`
  * slots stay fixed and the remaining `tail` slots become a ring holding
  * the most recent code points.  Storing code points (not bytes) means the
- * split can never cut a character.
- *
- * The spill file must hold every byte from the first one, but it is only
- * created once the output overflows, so until then the raw bytes are kept
- * too.  Before overflow at most `limit` code points have been produced and
- * each consumed at most 4 bytes, plus at most 3 bytes of a pending
- * sequence: the raw buffer never exceeds 4 * limit + 3 bytes. */
-#define _GNU_SOURCE
+ * split can never cut a character.  The raw bytes are not kept: the
+ * session layer spools the full output to disk itself (spool.c). */
 #include "output_window.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define REPLACEMENT 0xfffdu
-#define SPILL_NAME "/airlock-out-XXXXXX"
 #define MIN_GROWTH 1024
 
 /* Incremental UTF-8 decoder following Unicode's table of well-formed
@@ -44,15 +35,6 @@ struct output_window
   size_t ring_next;        /* tail slot the next code point overwrites */
   size_t total_chars, total_bytes;
   struct utf8_decoder dec;
-
-  char *spill_dir;         /* NULL: no spill */
-  unsigned char *raw;      /* every byte fed, until the spill starts */
-  size_t raw_len, raw_cap, raw_max;
-  char *spill_path;
-  int spill_fd;
-  int spill_err;
-  bool spill_done;         /* spilling started, failed or is impossible */
-
   bool nomem;
   bool finished;
 };
@@ -192,7 +174,7 @@ output_window_sanitize_utf8 (const void *in, size_t n, char **out)
 /* Window */
 
 struct output_window *
-output_window_new (size_t limit_chars, const char *spill_dir)
+output_window_new (size_t limit_chars)
 {
   struct output_window *w = calloc (1, sizeof *w);
   if (!w)
@@ -201,22 +183,6 @@ output_window_new (size_t limit_chars, const char *spill_dir)
   /* floor (limit * 0.4) without overflow for any size_t */
   w->head = limit_chars / 10 * 4 + limit_chars % 10 * 4 / 10;
   w->tail = limit_chars - w->head;
-  w->spill_fd = -1;
-  if (limit_chars > (SIZE_MAX - 3) / 4)
-    w->raw_max = SIZE_MAX;
-  else
-    w->raw_max = 4 * limit_chars + 3;
-  if (spill_dir)
-    {
-      w->spill_dir = strdup (spill_dir);
-      if (!w->spill_dir)
-        {
-          free (w);
-          return NULL;
-        }
-    }
-  else
-    w->spill_done = true;       /* nothing to keep raw bytes for */
   return w;
 }
 
@@ -257,111 +223,6 @@ push_char (struct output_window *w, uint32_t c)
   w->total_chars++;
 }
 
-static int
-write_all (int fd, const void *buf, size_t n)
-{
-  const char *p = buf;
-  while (n > 0)
-    {
-      ssize_t r = write (fd, p, n);
-      if (r < 0)
-        {
-          if (errno == EINTR)
-            continue;
-          return -errno;
-        }
-      p += r;
-      n -= (size_t) r;
-    }
-  return 0;
-}
-
-static void
-drop_raw (struct output_window *w)
-{
-  free (w->raw);
-  w->raw = NULL;
-  w->raw_len = w->raw_cap = 0;
-}
-
-/* A spill file missing bytes would claim to be the whole output: remove
- * it and stop spilling. */
-static int
-spill_failed (struct output_window *w, int err)
-{
-  if (w->spill_fd >= 0)
-    {
-      close (w->spill_fd);
-      w->spill_fd = -1;
-    }
-  if (w->spill_path)
-    {
-      unlink (w->spill_path);
-      free (w->spill_path);
-      w->spill_path = NULL;
-    }
-  drop_raw (w);
-  w->spill_done = true;
-  if (!w->spill_err)
-    w->spill_err = err;
-  return err;
-}
-
-/* The output just overflowed: create the spill file and write what was
- * kept, then `more` (bytes fed in this call and not yet kept). */
-static int
-spill_start (struct output_window *w, const void *more, size_t n)
-{
-  size_t dl = strlen (w->spill_dir);
-  w->spill_done = true;
-  w->spill_path = malloc (dl + sizeof SPILL_NAME);
-  if (!w->spill_path)
-    return spill_failed (w, -ENOMEM);
-  memcpy (w->spill_path, w->spill_dir, dl);
-  memcpy (w->spill_path + dl, SPILL_NAME, sizeof SPILL_NAME);
-  /* O_CLOEXEC: sandboxed children must never inherit the spill. */
-  w->spill_fd = mkostemp (w->spill_path, O_CLOEXEC);
-  if (w->spill_fd < 0)
-    {
-      int err = -errno;
-      free (w->spill_path);
-      w->spill_path = NULL;
-      return spill_failed (w, err);
-    }
-  int r = write_all (w->spill_fd, w->raw, w->raw_len);
-  if (r == 0)
-    r = write_all (w->spill_fd, more, n);
-  drop_raw (w);
-  return r ? spill_failed (w, r) : 0;
-}
-
-/* Keep, stream or spill the bytes of one feed, after they were decoded. */
-static int
-spill_bytes (struct output_window *w, const void *buf, size_t n)
-{
-  if (w->spill_fd >= 0)
-    {
-      int r = write_all (w->spill_fd, buf, n);
-      return r ? spill_failed (w, r) : 0;
-    }
-  if (w->spill_done)
-    return 0;
-  if (w->total_chars > w->limit)
-    return spill_start (w, buf, n);
-  if (n == 0)
-    return 0;
-  /* Without every byte the spill would be incomplete: give it up, the
-   * window does not need these bytes. */
-  unsigned char *raw = grow (w->raw, &w->raw_cap, w->raw_len + n,
-                             w->raw_max, 1);
-  if (!raw)
-    return spill_failed (w, -ENOMEM);
-  w->raw = raw;
-  memcpy (w->raw + w->raw_len, buf, n);
-  w->raw_len += n;
-  return 0;
-}
-
 int
 output_window_feed (struct output_window *w, const void *buf, size_t n)
 {
@@ -388,7 +249,7 @@ output_window_feed (struct output_window *w, const void *buf, size_t n)
   const unsigned char *p = buf;
   if (w->nomem)
     {
-      /* Keep counting and spilling; only the rendered text is lost. */
+      /* Keep counting; only the rendered text is lost. */
       uint32_t cps[2];
       for (size_t i = 0; i < n; i++)
         w->total_chars += utf8_step (&w->dec, p[i], cps);
@@ -408,11 +269,7 @@ output_window_feed (struct output_window *w, const void *buf, size_t n)
           }
       }
   w->total_bytes += n;
-
-  int r = spill_bytes (w, buf, n);
-  if (r == 0 && w->nomem)
-    r = -ENOMEM;
-  return r;
+  return w->nomem ? -ENOMEM : 0;
 }
 
 /* Format v with a comma every three digits; buf holds at least 27 bytes. */
@@ -447,20 +304,6 @@ finish (struct output_window *w)
       else
         push_char (w, REPLACEMENT);
     }
-  /* The flushed U+FFFD may be what overflows the window. */
-  if (!w->spill_done && w->total_chars > w->limit)
-    spill_start (w, NULL, 0);
-  if (w->spill_fd >= 0)
-    {
-      /* close() can be the first to report a failed write (NFS, quota). */
-      int r = close (w->spill_fd);
-      int err = -errno;
-      w->spill_fd = -1;
-      if (r < 0)
-        spill_failed (w, err);
-    }
-  drop_raw (w);
-  w->spill_done = true;
 }
 
 char *
@@ -522,27 +365,10 @@ output_window_total_bytes (const struct output_window *w)
   return w->total_bytes;
 }
 
-const char *
-output_window_spill_path (const struct output_window *w)
-{
-  return w->spill_path;
-}
-
-int
-output_window_spill_error (const struct output_window *w)
-{
-  return w->spill_err;
-}
-
 size_t
 output_window_memory (const struct output_window *w)
 {
-  size_t m = sizeof *w + w->chars_cap * sizeof *w->chars + w->raw_cap;
-  if (w->spill_dir)
-    m += strlen (w->spill_dir) + 1;
-  if (w->spill_path)
-    m += strlen (w->spill_path) + 1;
-  return m;
+  return sizeof *w + w->chars_cap * sizeof *w->chars;
 }
 
 void
@@ -550,12 +376,7 @@ output_window_free (struct output_window *w)
 {
   if (!w)
     return;
-  if (w->spill_fd >= 0)
-    close (w->spill_fd);
   free (w->chars);
-  free (w->raw);
-  free (w->spill_dir);
-  free (w->spill_path);
   free (w);
 }
 

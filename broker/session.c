@@ -603,9 +603,9 @@ session_exec (struct session *s, const struct exec_request *rq,
     }
   if (!rq->background)
     {
-      e->w_out = output_window_new (s->lim.max_output_chars, NULL);
-      e->w_err = output_window_new (s->lim.max_output_chars, NULL);
-      e->w_all = output_window_new (s->lim.max_output_chars, NULL);
+      e->w_out = output_window_new (s->lim.max_output_chars);
+      e->w_err = output_window_new (s->lim.max_output_chars);
+      e->w_all = output_window_new (s->lim.max_output_chars);
       if (!e->w_out || !e->w_err || !e->w_all)
         {
           free_exec (e);

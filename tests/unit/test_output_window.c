@@ -7,24 +7,17 @@
  * under test, except that sanitize_utf8() -- checked on its own against a
  * table of every invalid-input class -- supplies the decoded text of
  * random inputs. */
-#define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "output_window.h"
 
@@ -50,12 +43,12 @@ rng_below (size_t n)
   return n ? (size_t) (rng () % n) : 0;
 }
 
-/* The window's memory ceiling: code points + raw bytes + the struct and
- * two path strings. */
+/* The window's memory ceiling: its code points and the struct (no raw
+ * bytes are kept). */
 static size_t
 memory_bound (size_t limit)
 {
-  return 8 * limit + 3 + 2048;
+  return 4 * limit + 2048;
 }
 
 /* Helpers */
@@ -179,7 +172,7 @@ static char *
 render_all (size_t limit, const void *buf, size_t n, bool *trunc,
             size_t *total)
 {
-  struct output_window *w = output_window_new (limit, NULL);
+  struct output_window *w = output_window_new (limit);
   assert_non_null (w);
   assert_int_equal (output_window_feed (w, buf, n), 0);
   char *s = output_window_render (w, trunc, total);
@@ -187,71 +180,6 @@ render_all (size_t limit, const void *buf, size_t n, bool *trunc,
   assert_int_equal (output_window_total_bytes (w), n);
   output_window_free (w);
   return s;
-}
-
-static char *
-make_tmpdir (void)
-{
-  char *d = strdup ("/tmp/airlock-test-ow-XXXXXX");
-  assert_non_null (d);
-  assert_non_null (mkdtemp (d));
-  return d;
-}
-
-static size_t
-count_entries (const char *dir)
-{
-  DIR *d = opendir (dir);
-  assert_non_null (d);
-  size_t n = 0;
-  struct dirent *e;
-  while ((e = readdir (d)))
-    if (strcmp (e->d_name, ".") && strcmp (e->d_name, ".."))
-      n++;
-  closedir (d);
-  return n;
-}
-
-static void
-remove_tmpdir (char *dir)
-{
-  DIR *d = opendir (dir);
-  assert_non_null (d);
-  struct dirent *e;
-  while ((e = readdir (d)))
-    if (strcmp (e->d_name, ".") && strcmp (e->d_name, ".."))
-      assert_int_equal (unlinkat (dirfd (d), e->d_name, 0), 0);
-  closedir (d);
-  assert_int_equal (rmdir (dir), 0);
-  free (dir);
-}
-
-/* The spill file holds exactly these bytes, privately. */
-static void
-assert_spill_is (const char *path, const char *dir, const void *buf,
-                 size_t n)
-{
-  assert_non_null (path);
-  char prefix[4200];
-  snprintf (prefix, sizeof prefix, "%s/airlock-out-", dir);
-  assert_memory_equal (path, prefix, strlen (prefix));
-  struct stat st;
-  assert_int_equal (stat (path, &st), 0);
-  assert_true (S_ISREG (st.st_mode));
-  assert_int_equal (st.st_mode & 07777, 0600);
-  assert_int_equal ((size_t) st.st_size, n);
-  int fd = open (path, O_RDONLY);
-  assert_true (fd >= 0);
-  char *got = malloc (n + 1);
-  assert_non_null (got);
-  size_t have = 0;
-  ssize_t r;
-  while ((r = read (fd, got + have, n + 1 - have)) > 0)
-    have += (size_t) r;
-  close (fd);
-  assert_int_equal (have, n);
-  assert_true (memcmp (got, buf, n) == 0);
-  free (got);
 }
 
 /* Small outputs come back verbatim */
@@ -266,11 +194,10 @@ test_small_verbatim (void **state)
     "\x1b[31mred\x1b[0m\x7f",
   };
   static const size_t chars[] = { 0, 1, 12, 13, 12, 13 };
-  char *dir = make_tmpdir ();
   for (size_t i = 0; i < N_ELEMENTS (cases); i++)
     {
       struct output_window *w
-          = output_window_new (OUTPUT_WINDOW_DEFAULT_LIMIT, dir);
+          = output_window_new (OUTPUT_WINDOW_DEFAULT_LIMIT);
       assert_non_null (w);
       assert_int_equal (output_window_feed (w, cases[i], strlen (cases[i])),
                         0);
@@ -280,45 +207,36 @@ test_small_verbatim (void **state)
       assert_string_equal (s, cases[i]);
       assert_false (trunc);
       assert_int_equal (total, chars[i]);
-      assert_null (output_window_spill_path (w));
-      assert_int_equal (output_window_spill_error (w), 0);
       free (s);
       output_window_free (w);
     }
-  /* Nothing overflowed, so nothing was spilled. */
-  assert_int_equal (count_entries (dir), 0);
-  remove_tmpdir (dir);
 }
 
-/* limit fits; limit + 1 is truncated and spills */
+/* limit fits; limit + 1 is truncated */
 
 static void
 test_exact_boundary (void **state)
 {
   (void) state;
-  char *dir = make_tmpdir ();
   bool trunc;
   size_t total;
 
-  struct output_window *w = output_window_new (10, dir);
+  struct output_window *w = output_window_new (10);
   assert_int_equal (output_window_feed (w, "abcdefghij", 10), 0);
   char *s = output_window_render (w, &trunc, &total);
   assert_string_equal (s, "abcdefghij");
   assert_false (trunc);
   assert_int_equal (total, 10);
-  assert_null (output_window_spill_path (w));
   free (s);
   output_window_free (w);
-  assert_int_equal (count_entries (dir), 0);
 
-  w = output_window_new (10, dir);
+  w = output_window_new (10);
   assert_int_equal (output_window_feed (w, "abcdefghijk", 11), 0);
   s = output_window_render (w, &trunc, &total);
   assert_string_equal (s, "abcd\n\n... [OUTPUT TRUNCATED - 1 chars omitted "
                           "out of 11 total] ...\n\nfghijk");
   assert_true (trunc);
   assert_int_equal (total, 11);
-  assert_spill_is (output_window_spill_path (w), dir, "abcdefghijk", 11);
   free (s);
   output_window_free (w);
 
@@ -345,7 +263,6 @@ test_exact_boundary (void **state)
   assert_true (trunc);
   assert_int_equal (total, 11);
   free (s);
-  remove_tmpdir (dir);
 }
 
 /* 40 / 60 split */
@@ -499,7 +416,7 @@ test_multibyte_every_split (void **state)
       for (size_t i = 0; i <= len; i++)
         for (size_t j = i; j <= len; j++)
           {
-            struct output_window *w = output_window_new (limits[li], NULL);
+            struct output_window *w = output_window_new (limits[li]);
             assert_int_equal (output_window_feed (w, in, i), 0);
             assert_int_equal (output_window_feed (w, in + i, j - i), 0);
             assert_int_equal (output_window_feed (w, in + j, len - j), 0);
@@ -511,7 +428,7 @@ test_multibyte_every_split (void **state)
             output_window_free (w);
           }
       /* and one byte at a time */
-      struct output_window *w = output_window_new (limits[li], NULL);
+      struct output_window *w = output_window_new (limits[li]);
       for (size_t i = 0; i < len; i++)
         assert_int_equal (output_window_feed (w, in + i, 1), 0);
       char *s = output_window_render (w, NULL, NULL);
@@ -593,7 +510,7 @@ test_invalid_classes (void **state)
       assert_int_equal (total, count_chars (want, strlen (want)));
       free (s);
 
-      struct output_window *w = output_window_new (1000, NULL);
+      struct output_window *w = output_window_new (1000);
       for (size_t j = 0; j < len; j++)
         assert_int_equal (output_window_feed (w, in + j, 1), 0);
       s = output_window_render (w, NULL, NULL);
@@ -638,10 +555,7 @@ test_random_chunking (void **state)
       size_t nc = decode_valid (clean, clen, &cps);
       char *want = expected_render (cps, nc, limit);
 
-      /* Every fourth round spills, so the raw bytes kept before the
-       * overflow are checked under every chunking too. */
-      char *dir = round % 4 ? NULL : make_tmpdir ();
-      struct output_window *w = output_window_new (limit, dir);
+      struct output_window *w = output_window_new (limit);
       feed_random_chunks (w, in, n, 1 + rng_below (16));
       bool trunc;
       size_t total;
@@ -650,15 +564,6 @@ test_random_chunking (void **state)
       assert_int_equal (total, nc);
       assert_true (trunc == (nc > limit));
       assert_int_equal (output_window_total_bytes (w), n);
-      if (dir)
-        {
-          if (trunc)
-            assert_spill_is (output_window_spill_path (w), dir, in, n);
-          else
-            assert_null (output_window_spill_path (w));
-          assert_int_equal (count_entries (dir), trunc ? 1 : 0);
-          remove_tmpdir (dir);
-        }
       free (s);
       output_window_free (w);
       free (want);
@@ -668,7 +573,7 @@ test_random_chunking (void **state)
     }
 }
 
-/* 10 MB: bounded memory, byte-identical spill */
+/* 10 MB: bounded memory */
 
 static unsigned char *
 big_input (size_t n)
@@ -701,13 +606,12 @@ big_input (size_t n)
 }
 
 static void
-test_10mb_spill_and_memory (void **state)
+test_10mb_memory (void **state)
 {
   (void) state;
   const size_t n = 10 * MB, limit = OUTPUT_WINDOW_DEFAULT_LIMIT;
   unsigned char *in = big_input (n);
-  char *dir = make_tmpdir ();
-  struct output_window *w = output_window_new (limit, dir);
+  struct output_window *w = output_window_new (limit);
   assert_non_null (w);
 
   size_t fed = 0, mem_at_1mb = 0, peak = 0;
@@ -736,9 +640,6 @@ test_10mb_spill_and_memory (void **state)
   size_t total;
   char *s = output_window_render (w, &trunc, &total);
   assert_true (trunc);
-  assert_int_equal (output_window_spill_error (w), 0);
-  assert_spill_is (output_window_spill_path (w), dir, in, n);
-  assert_int_equal (count_entries (dir), 1);
 
   char *clean;
   size_t clen = output_window_sanitize_utf8 (in, n, &clean);
@@ -753,9 +654,6 @@ test_10mb_spill_and_memory (void **state)
   free (clean);
   free (s);
   output_window_free (w);
-  /* The caller owns the spill file: free() leaves it. */
-  assert_int_equal (count_entries (dir), 1);
-  remove_tmpdir (dir);
   free (in);
 }
 
@@ -767,18 +665,28 @@ test_large_single_chunk (void **state)
   (void) state;
   const size_t n = 3 * MB, limit = 100;
   unsigned char *in = big_input (n);
-  char *dir = make_tmpdir ();
-  struct output_window *w = output_window_new (limit, dir);
+  struct output_window *w = output_window_new (limit);
   assert_int_equal (output_window_feed (w, in, 50), 0);
   assert_int_equal (output_window_feed (w, in + 50, n - 50), 0);
   assert_true (output_window_memory (w) <= memory_bound (limit));
   bool trunc;
-  char *s = output_window_render (w, &trunc, NULL);
+  size_t total;
+  char *s = output_window_render (w, &trunc, &total);
   assert_true (trunc);
-  assert_spill_is (output_window_spill_path (w), dir, in, n);
+
+  char *clean;
+  size_t clen = output_window_sanitize_utf8 (in, n, &clean);
+  uint32_t *cps;
+  size_t nc = decode_valid (clean, clen, &cps);
+  assert_int_equal (total, nc);
+  char *want = expected_render (cps, nc, limit);
+  assert_string_equal (s, want);
+
+  free (want);
+  free (cps);
+  free (clean);
   free (s);
   output_window_free (w);
-  remove_tmpdir (dir);
   free (in);
 }
 
@@ -788,10 +696,8 @@ static void
 test_overflow_at_flush (void **state)
 {
   (void) state;
-  char *dir = make_tmpdir ();
-  struct output_window *w = output_window_new (3, dir);
+  struct output_window *w = output_window_new (3);
   assert_int_equal (output_window_feed (w, "abc\xe2\x82", 5), 0);
-  assert_null (output_window_spill_path (w));
   bool trunc;
   size_t total;
   char *s = output_window_render (w, &trunc, &total);
@@ -799,143 +705,8 @@ test_overflow_at_flush (void **state)
                           "of 4 total] ...\n\nc" FFFD);
   assert_true (trunc);
   assert_int_equal (total, 4);
-  assert_spill_is (output_window_spill_path (w), dir, "abc\xe2\x82", 5);
   free (s);
   output_window_free (w);
-  remove_tmpdir (dir);
-}
-
-/* No spill directory */
-
-static void
-test_no_spill_dir (void **state)
-{
-  (void) state;
-  const size_t n = 2 * MB, limit = 1000;
-  unsigned char *in = big_input (n);
-  struct output_window *w = output_window_new (limit, NULL);
-  feed_random_chunks (w, in, n, 4096);
-  /* No raw bytes are kept at all: only the code points. */
-  assert_true (output_window_memory (w) <= 4 * limit + 2048);
-  bool trunc;
-  char *s = output_window_render (w, &trunc, NULL);
-  assert_non_null (s);
-  assert_true (trunc);
-  assert_null (output_window_spill_path (w));
-  assert_int_equal (output_window_spill_error (w), 0);
-  free (s);
-  output_window_free (w);
-  free (in);
-}
-
-/* A spill directory that cannot be used */
-
-static void
-check_bad_dir (const char *dir, int err)
-{
-  size_t len;
-  uint32_t *cps = numbered_cps (5000);
-  char *in = encode_cps (cps, 5000, &len);
-  struct output_window *w = output_window_new (100, dir);
-  assert_int_equal (output_window_feed (w, in, 50), 0);
-  /* The call that overflows reports the error ... */
-  assert_int_equal (output_window_feed (w, in + 50, 500), err);
-  assert_int_equal (output_window_spill_error (w), err);
-  /* ... later calls do not, but it stays remembered. */
-  assert_int_equal (output_window_feed (w, in + 550, len - 550), 0);
-  assert_int_equal (output_window_spill_error (w), err);
-  assert_null (output_window_spill_path (w));
-  assert_true (output_window_memory (w) <= memory_bound (100));
-
-  bool trunc;
-  size_t total;
-  char *s = output_window_render (w, &trunc, &total);
-  char *want = expected_render (cps, 5000, 100);
-  assert_string_equal (s, want);
-  assert_true (trunc);
-  assert_int_equal (total, 5000);
-  assert_int_equal (output_window_spill_error (w), err);
-  free (want);
-  free (s);
-  output_window_free (w);
-  free (in);
-  free (cps);
-}
-
-static void
-test_unwritable_spill_dir (void **state)
-{
-  (void) state;
-  char *dir = make_tmpdir ();
-  char path[4200];
-
-  snprintf (path, sizeof path, "%s/missing", dir);
-  check_bad_dir (path, -ENOENT);
-
-  snprintf (path, sizeof path, "%s/file", dir);
-  int fd = open (path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-  assert_true (fd >= 0);
-  close (fd);
-  check_bad_dir (path, -ENOTDIR);
-
-  /* A directory without write permission: root would ignore the mode
-   * bits, so only checked when not running as root. */
-  snprintf (path, sizeof path, "%s/ro", dir);
-  assert_int_equal (mkdir (path, 0500), 0);
-  if (geteuid () != 0)
-    check_bad_dir (path, -EACCES);
-  assert_int_equal (rmdir (path), 0);
-
-  assert_int_equal (count_entries (dir), 1);
-  remove_tmpdir (dir);
-}
-
-/* The spill fails halfway: the partial file goes away */
-
-static void
-test_spill_write_error (void **state)
-{
-  (void) state;
-  const size_t n = 2 * MB;
-  unsigned char *in = big_input (n);
-  char *dir = make_tmpdir ();
-
-  struct rlimit old, small;
-  assert_int_equal (getrlimit (RLIMIT_FSIZE, &old), 0);
-  small = old;
-  small.rlim_cur = 256 * 1024;
-  void (*old_handler) (int) = signal (SIGXFSZ, SIG_IGN);
-  assert_int_equal (setrlimit (RLIMIT_FSIZE, &small), 0);
-
-  struct output_window *w = output_window_new (1000, dir);
-  int first_error = 0, errors = 0;
-  for (size_t fed = 0; fed < n;)
-    {
-      size_t k = n - fed < 32768 ? n - fed : 32768;
-      int r = output_window_feed (w, in + fed, k);
-      if (r)
-        {
-          errors++;
-          first_error = r;
-        }
-      fed += k;
-    }
-  assert_int_equal (setrlimit (RLIMIT_FSIZE, &old), 0);
-  signal (SIGXFSZ, old_handler);
-
-  assert_int_equal (errors, 1);
-  assert_int_equal (first_error, -EFBIG);
-  assert_int_equal (output_window_spill_error (w), -EFBIG);
-  assert_null (output_window_spill_path (w));
-  assert_int_equal (count_entries (dir), 0);
-  bool trunc;
-  char *s = output_window_render (w, &trunc, NULL);
-  assert_non_null (s);
-  assert_true (trunc);
-  free (s);
-  output_window_free (w);
-  remove_tmpdir (dir);
-  free (in);
 }
 
 /* Binary input */
@@ -997,7 +768,7 @@ static void
 test_render_is_final (void **state)
 {
   (void) state;
-  struct output_window *w = output_window_new (4, NULL);
+  struct output_window *w = output_window_new (4);
   assert_int_equal (output_window_feed (w, "abcdef\xc3", 7), 0);
   bool t1, t2;
   size_t n1, n2;
@@ -1027,7 +798,7 @@ test_unbounded_limit (void **state)
   size_t len;
   uint32_t *cps = numbered_cps (100000);
   char *in = encode_cps (cps, 100000, &len);
-  struct output_window *w = output_window_new (SIZE_MAX, NULL);
+  struct output_window *w = output_window_new (SIZE_MAX);
   feed_random_chunks (w, in, len, 5000);
   bool trunc;
   size_t total;
@@ -1075,12 +846,9 @@ main (void)
     cmocka_unit_test (test_multibyte_every_split),
     cmocka_unit_test (test_invalid_classes),
     cmocka_unit_test (test_random_chunking),
-    cmocka_unit_test (test_10mb_spill_and_memory),
+    cmocka_unit_test (test_10mb_memory),
     cmocka_unit_test (test_large_single_chunk),
     cmocka_unit_test (test_overflow_at_flush),
-    cmocka_unit_test (test_no_spill_dir),
-    cmocka_unit_test (test_unwritable_spill_dir),
-    cmocka_unit_test (test_spill_write_error),
     cmocka_unit_test (test_binary_input),
     cmocka_unit_test (test_render_is_final),
     cmocka_unit_test (test_unbounded_limit),
