@@ -33,14 +33,28 @@ struct backend_event {
   const char *message;
 };
 
+/* The descriptor on which a command finds its script. */
+#define BACKEND_SCRIPT_FD 4
+
 /* One command: argv run with exactly envp, in cwd.  The session layer
- * passes ["bash", "-c", SCRIPT]. */
+ * passes a fixed loader, ["bash", "-c", ". /dev/fd/4"], and the command's
+ * script (the session wrapper around the user's command) in script: any
+ * user of the machine can read a process's argv (ps, /proc/PID/cmdline),
+ * so no command text or secret may ever be there, nor in anything the
+ * backend's host shows of the process (docker inspect).  The backend
+ * gives the script to the command on BACKEND_SCRIPT_FD, as a pipe or file
+ * that reads to its end: bash's `.` reads a whole file before running
+ * any of it, so a pipe must be written while bash reads it (a script may
+ * be several MiB, more than a pipe holds).  The command's fds are then 0-2
+ * (stdio), 3 (the metadata stream) and 4 (the script), nothing else. */
 struct backend_spawn {
   uint32_t job; /* chosen by the caller, unique among live jobs */
   const char *const *argv;
   const char *const *envp;
   const char *cwd;
   bool stdin_pipe; /* else /dev/null */
+  const char *script; /* NULL: fd 4 is not open */
+  size_t script_len;
 };
 
 /* What the sandbox can reach, for the approval gate's risk context. */

@@ -145,6 +145,30 @@ local_health (struct backend_session *s, char **err)
     }
 }
 
+/* Data for one of a job's input pipes (SUP_STDIN or SUP_SCRIPT), in
+ * messages of at most SUP_MAX_DATA bytes. */
+static int
+send_chunks (struct backend_session *s, enum sup_msg_type type, uint32_t job,
+             const void *data, size_t n, bool eof)
+{
+  const uint8_t *p = data;
+  do
+    {
+      size_t chunk = n > SUP_MAX_DATA ? SUP_MAX_DATA : n;
+      sup_begin (&s->w, type);
+      sup_put_u32 (&s->w, SUP_F_JOB, job);
+      sup_put_bytes (&s->w, SUP_F_DATA, p, chunk);
+      sup_put_u32 (&s->w, SUP_F_EOF, eof && chunk == n);
+      int rc = send_w (s);
+      if (rc < 0)
+        return rc;
+      p += chunk;
+      n -= chunk;
+    }
+  while (n > 0);
+  return 0;
+}
+
 static int
 local_spawn (struct backend_session *s, const struct backend_spawn *sp,
              char **err)
@@ -157,7 +181,11 @@ local_spawn (struct backend_session *s, const struct backend_spawn *sp,
     sup_put_str (&s->w, SUP_F_ENV, *e);
   sup_put_str (&s->w, SUP_F_CWD, sp->cwd);
   sup_put_u32 (&s->w, SUP_F_STDIN, sp->stdin_pipe);
+  sup_put_u32 (&s->w, SUP_F_SCRIPT, sp->script != NULL);
   int rc = send_w (s);
+  /* The script follows on its own pipe (backend.h): never in argv. */
+  if (rc == 0 && sp->script)
+    rc = send_chunks (s, SUP_SCRIPT, sp->job, sp->script, sp->script_len, true);
   if (rc < 0)
     *err = xprintf ("cannot start the command: %s", strerror (-rc));
   return rc;
@@ -167,22 +195,7 @@ static int
 local_write_stdin (struct backend_session *s, uint32_t job, const void *data,
                    size_t n, bool eof)
 {
-  const uint8_t *p = data;
-  do
-    {
-      size_t chunk = n > SUP_MAX_DATA ? SUP_MAX_DATA : n;
-      sup_begin (&s->w, SUP_STDIN);
-      sup_put_u32 (&s->w, SUP_F_JOB, job);
-      sup_put_bytes (&s->w, SUP_F_DATA, p, chunk);
-      sup_put_u32 (&s->w, SUP_F_EOF, eof && chunk == n);
-      int rc = send_w (s);
-      if (rc < 0)
-        return rc;
-      p += chunk;
-      n -= chunk;
-    }
-  while (n > 0);
-  return 0;
+  return send_chunks (s, SUP_STDIN, job, data, n, eof);
 }
 
 static int

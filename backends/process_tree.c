@@ -18,13 +18,14 @@
 
 void
 process_tree_exec (char *const *argv, char *const *envp, const char *cwd,
-                   const int fds[4])
+                   const int fds[5])
 {
   setsid ();
-  for (int i = 0; i < 4; i++)
-    if (fds[i] == i ? fcntl (i, F_SETFD, 0) < 0 : dup2 (fds[i], i) < 0)
+  int n = fds[4] >= 0 ? 5 : 4;
+  for (int i = 0; i < n; i++)
+    if (dup2 (fds[i], i) < 0)
       _exit (126);
-  close_range (4, ~0U, 0);
+  close_range ((unsigned) n, ~0U, 0);
   sigset_t none;
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);

@@ -10,12 +10,14 @@
 #include <sys/types.h>
 
 /* In the leader's freshly forked child: become the job's command.  A new
- * session; fds[0..3] as fds 0-3 (stdin, stdout, stderr and the metadata
- * stream 3), every other fd closed; signals unblocked, SIGPIPE default;
+ * session; fds[0..4] as fds 0-4 (stdin, stdout, stderr, the metadata
+ * stream 3 and the script, BACKEND_SCRIPT_FD; fds[4] may be -1: then fd 4
+ * is closed), every other fd closed; signals unblocked, SIGPIPE default;
  * then cwd (NULL: stay) and exec argv with envp (NULL: this environment).
- * Never returns: exit 126 (127 when not found) with a message on fd 2. */
+ * The fds given must all be above 4.  Never returns: exit 126 (127 when
+ * not found) with a message on fd 2. */
 noreturn void process_tree_exec (char *const *argv, char *const *envp,
-                                 const char *cwd, const int fds[4]);
+                                 const char *cwd, const int fds[5]);
 
 /* Every descendant of root (pids in out[], at most max), from a scan of
  * /proc. */

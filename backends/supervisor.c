@@ -41,6 +41,7 @@ struct job {
   pid_t leader;   /* 0 once reaped */
   int out_fd, err_fd, meta_fd, ctl_fd, status_fd;
   struct stdin_feed in; /* in.fd: the job's stdin pipe, -1 without */
+  struct stdin_feed script; /* its script, on the job's fd 4; -1 without */
   bool exited, reported;
   int wait_status;
   long long drain_until_ms;
@@ -88,26 +89,28 @@ close_fd (int *fd)
 /* ---- the job leader ---- */
 
 static noreturn void
-leader_main (const struct sup_msg *m, int fds[4], int ctl_fd, int status_fd)
+leader_main (const struct sup_msg *m, int fds[5], int ctl_fd, int status_fd)
 {
   prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  /* Above fd 3, so that placing the job's four fds overwrites none. */
-  for (int i = 0; i < 4; i++)
-    {
-      int moved = fcntl (fds[i], F_DUPFD_CLOEXEC, 10);
-      close (fds[i]);
-      fds[i] = moved;
-    }
+  /* Above fd 4, so that placing the job's fds overwrites none. */
+  for (int i = 0; i < 5; i++)
+    if (fds[i] >= 0)
+      {
+        int moved = fcntl (fds[i], F_DUPFD_CLOEXEC, 10);
+        close (fds[i]);
+        fds[i] = moved;
+      }
   pid_t cmd = fork ();
   if (cmd == 0)
     /* fds 0-2 are the job's stdio; fd 3 is its metadata channel (stream
      * 3), where the session's shell wrapper reports the working
-     * directory. */
+     * directory; fd 4 its script, which the supervisor writes. */
     process_tree_exec ((char *const *) m->argv, (char *const *) m->envp,
                        m->cwd, fds);
-  for (int i = 0; i < 4; i++)
-    close (fds[i]);
+  for (int i = 0; i < 5; i++)
+    if (fds[i] >= 0)
+      close (fds[i]);
   if (cmd < 0)
     _exit (126);
   sigset_t chld;
@@ -172,11 +175,12 @@ spawn (const struct sup_msg *m)
   struct job *j = find_job (0);
   if (!j)
     return send_error (m->job, "too many jobs (%s)", "256");
-  int in[2] = { -1, -1 }, out[2], err[2], meta[2], ctl[2], st[2];
+  int in[2] = { -1, -1 }, out[2], err[2], meta[2], ctl[2], st[2], sc[2] = { -1, -1 };
   if (m->stdin_mode ? pipe2 (in, O_CLOEXEC) : (in[0] = open ("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
     return send_error (m->job, "stdin: %s", strerror (errno));
   if (pipe2 (out, O_CLOEXEC) || pipe2 (err, O_CLOEXEC) || pipe2 (meta, O_CLOEXEC)
-      || pipe2 (ctl, O_CLOEXEC) || pipe2 (st, O_CLOEXEC))
+      || pipe2 (ctl, O_CLOEXEC) || pipe2 (st, O_CLOEXEC)
+      || (m->script && pipe2 (sc, O_CLOEXEC)))
     return send_error (m->job, "pipe: %s", strerror (errno));
   pid_t leader = fork ();
   if (leader == 0)
@@ -184,15 +188,19 @@ spawn (const struct sup_msg *m)
       close (CONTROL_FD);
       if (in[1] >= 0)
         close (in[1]);
+      if (sc[1] >= 0)
+        close (sc[1]);
       close (out[0]);
       close (err[0]);
       close (meta[0]);
       close (ctl[1]);
       close (st[0]);
-      int fds[4] = { in[0], out[1], err[1], meta[1] };
+      int fds[5] = { in[0], out[1], err[1], meta[1], sc[0] };
       leader_main (m, fds, ctl[0], st[1]);
     }
   close (in[0]);
+  if (sc[0] >= 0)
+    close (sc[0]);
   close (out[1]);
   close (err[1]);
   close (meta[1]);
@@ -200,9 +208,11 @@ spawn (const struct sup_msg *m)
   close (st[1]);
   *j = (struct job){ .id = m->job, .leader = leader, .out_fd = out[0],
                      .err_fd = err[0], .meta_fd = meta[0], .in = { .fd = in[1] },
-                     .ctl_fd = ctl[1], .status_fd = st[0] };
+                     .script = { .fd = sc[1] }, .ctl_fd = ctl[1], .status_fd = st[0] };
   if (j->in.fd >= 0)
     fcntl (j->in.fd, F_SETFL, O_NONBLOCK);
+  if (j->script.fd >= 0)
+    fcntl (j->script.fd, F_SETFL, O_NONBLOCK);
   if (leader < 0)
     {
       send_error (m->job, "fork: %s", strerror (errno));
@@ -219,6 +229,7 @@ static void
 handle_request (const struct sup_msg *m)
 {
   struct job *j = m->type == SUP_SPAWN || m->type == SUP_PING ? NULL : find_job (m->job);
+  struct stdin_feed *feed = !j ? NULL : m->type == SUP_SCRIPT ? &j->script : &j->in;
   switch (m->type)
     {
     case SUP_SPAWN:
@@ -229,16 +240,23 @@ handle_request (const struct sup_msg *m)
       send_msg ();
       return;
     case SUP_STDIN:
-      if (!j || j->in.fd < 0)
+    case SUP_SCRIPT:
+      if (!j)
+        return send_error (m->job, "no such job%s", "");
+      /* The rest of a script its command stopped reading (its bash died)
+       * is dropped without a word: the exit says what happened. */
+      if (m->type == SUP_SCRIPT && feed->fd < 0)
+        return;
+      if (feed->fd < 0)
         return send_error (m->job, "job has no open stdin%s", "");
-      switch (stdin_feed_push (&j->in, m->data, m->data_len, m->eof))
+      switch (stdin_feed_push (feed, m->data, m->data_len, m->eof))
         {
         case -1:
-          return send_error (m->job, "stdin backlog over %s bytes", "4194304");
+          return send_error (m->job, "stdin or script backlog over %s bytes", "4194304");
         case -2:
           return send_error (m->job, "out of memory%s", "");
         }
-      stdin_feed_pump (&j->in);
+      stdin_feed_pump (feed);
       return;
     case SUP_SIGNAL:
       if (!j)
@@ -289,6 +307,7 @@ maybe_report_exit (struct job *j)
   close_fd (&j->err_fd);
   close_fd (&j->meta_fd);
   stdin_feed_close (&j->in);
+  stdin_feed_close (&j->script);
   sup_begin (&out_msg, SUP_EXITED);
   sup_put_u32 (&out_msg, SUP_F_JOB, j->id);
   if (WIFSIGNALED (j->wait_status))
@@ -307,6 +326,7 @@ release_if_done (struct job *j)
       close_fd (&j->ctl_fd);
       close_fd (&j->status_fd);
       stdin_feed_close (&j->in);
+      stdin_feed_close (&j->script);
       *j = (struct job){ .id = 0 };
     }
 }
@@ -361,8 +381,8 @@ main (int argc, char **argv)
 
   for (;;)
     {
-      struct pollfd p[2 + 5 * SUP_MAX_JOBS];
-      struct job *owner[2 + 5 * SUP_MAX_JOBS];
+      struct pollfd p[2 + 6 * SUP_MAX_JOBS];
+      struct job *owner[2 + 6 * SUP_MAX_JOBS];
       size_t n = 0;
       p[n] = (struct pollfd){ .fd = CONTROL_FD, .events = POLLIN };
       owner[n++] = NULL;
@@ -374,12 +394,13 @@ main (int argc, char **argv)
           struct job *j = &jobs[i];
           if (!j->id)
             continue;
-          int fds[5] = { j->out_fd, j->err_fd, j->meta_fd, j->status_fd,
-                         j->in.len ? j->in.fd : -1 };
-          for (int k = 0; k < 5; k++)
+          int fds[6] = { j->out_fd, j->err_fd, j->meta_fd, j->status_fd,
+                         j->in.len ? j->in.fd : -1,
+                         j->script.len ? j->script.fd : -1 };
+          for (int k = 0; k < 6; k++)
             if (fds[k] >= 0)
               {
-                p[n] = (struct pollfd){ .fd = fds[k], .events = k == 4 ? POLLOUT : POLLIN };
+                p[n] = (struct pollfd){ .fd = fds[k], .events = k >= 4 ? POLLOUT : POLLIN };
                 owner[n++] = j;
               }
           if (j->exited && !j->reported)
@@ -421,6 +442,8 @@ main (int argc, char **argv)
             forward_output (j, &j->meta_fd, 3);
           else if (j && p[i].fd == j->in.fd)
             stdin_feed_pump (&j->in);
+          else if (j && p[i].fd == j->script.fd)
+            stdin_feed_pump (&j->script);
           else if (j && p[i].fd == j->status_fd)
             {
               if (read (j->status_fd, &j->wait_status, sizeof j->wait_status)

@@ -16,6 +16,7 @@ static const struct {
   [SUP_F_EOF] = { K_U32, 0 },     [SUP_F_SIGNAL] = { K_U32, 0 },
   [SUP_F_PID] = { K_U32, 0 },     [SUP_F_STREAM] = { K_U32, 0 },
   [SUP_F_EXIT_CODE] = { K_U32, 0 }, [SUP_F_MESSAGE] = { K_STR, 0 },
+  [SUP_F_SCRIPT] = { K_U32, 0 },
 };
 
 #define BIT(f) (UINT32_C (1) << (f))
@@ -25,7 +26,7 @@ static const struct {
 } messages[] = {
   [SUP_SPAWN - AL_MSG_SUP_FIRST]
   = { BIT (SUP_F_JOB) | BIT (SUP_F_ARGV) | BIT (SUP_F_ENV) | BIT (SUP_F_CWD)
-          | BIT (SUP_F_STDIN),
+          | BIT (SUP_F_STDIN) | BIT (SUP_F_SCRIPT),
       BIT (SUP_F_JOB) | BIT (SUP_F_ARGV) | BIT (SUP_F_CWD) },
   [SUP_STDIN - AL_MSG_SUP_FIRST]
   = { BIT (SUP_F_JOB) | BIT (SUP_F_DATA) | BIT (SUP_F_EOF), BIT (SUP_F_JOB) },
@@ -43,6 +44,8 @@ static const struct {
   [SUP_PONG - AL_MSG_SUP_FIRST] = { 0, 0 },
   [SUP_ERROR - AL_MSG_SUP_FIRST]
   = { BIT (SUP_F_JOB) | BIT (SUP_F_MESSAGE), BIT (SUP_F_MESSAGE) },
+  [SUP_SCRIPT - AL_MSG_SUP_FIRST]
+  = { BIT (SUP_F_JOB) | BIT (SUP_F_DATA) | BIT (SUP_F_EOF), BIT (SUP_F_JOB) },
 };
 
 #define FAIL(msg)                                                              \
@@ -118,9 +121,11 @@ store (struct sup_msg *m, size_t *used, const struct al_field *f,
     case SUP_F_MESSAGE: m->message = s; break;
     case SUP_F_STDIN:
     case SUP_F_EOF:
+    case SUP_F_SCRIPT:
       if (u > 1)
         FAIL ("flag is not 0 or 1");
-      *(f->type == SUP_F_STDIN ? &m->stdin_mode : &m->eof) = u;
+      *(f->type == SUP_F_STDIN ? &m->stdin_mode
+        : f->type == SUP_F_EOF ? &m->eof : &m->script) = u;
       break;
     case SUP_F_SIGNAL:
       if (u < 1 || u > 64)

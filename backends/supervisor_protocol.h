@@ -16,7 +16,7 @@
 
 enum sup_msg_type {
   /* broker -> supervisor */
-  SUP_SPAWN = AL_MSG_SUP_FIRST, /* JOB, ARGV+, ENV*, CWD, STDIN */
+  SUP_SPAWN = AL_MSG_SUP_FIRST, /* JOB, ARGV+, ENV*, CWD, STDIN, SCRIPT */
   SUP_STDIN,                    /* JOB, DATA, EOF */
   SUP_SIGNAL,                   /* JOB, SIGNAL: every process of the job */
   SUP_PING,                     /* nothing */
@@ -27,7 +27,10 @@ enum sup_msg_type {
                                    process ended and its output is drained */
   SUP_PONG,                     /* nothing */
   SUP_ERROR,                    /* JOB (0: none), MESSAGE */
-  SUP_MSG_LAST_ = SUP_ERROR,
+  /* broker -> supervisor */
+  SUP_SCRIPT,                   /* JOB, DATA, EOF: the job's script, in
+                                   order, after SUP_SPAWN with SCRIPT 1 */
+  SUP_MSG_LAST_ = SUP_SCRIPT,
 };
 
 enum sup_field_type {
@@ -44,13 +47,15 @@ enum sup_field_type {
                           metadata from the session's shell wrapper */
   SUP_F_EXIT_CODE = 11,/* u32 0..255 */
   SUP_F_MESSAGE = 12,  /* string */
-  SUP_F_LAST_ = SUP_F_MESSAGE,
+  SUP_F_SCRIPT = 13,   /* u32 1: fd 4 is a pipe fed by SUP_SCRIPT (never
+                          argv: any user can read a process's argv) */
+  SUP_F_LAST_ = SUP_F_SCRIPT,
 };
 
 struct sup_msg {
   uint16_t type;
   uint32_t present; /* bit per field type */
-  uint32_t job, stdin_mode, eof, signal, pid, stream, exit_code;
+  uint32_t job, stdin_mode, eof, signal, pid, stream, exit_code, script;
   const char *argv[SUP_MAX_ARGV + 1];
   uint32_t argc;
   const char *envp[SUP_MAX_ENV + 1];

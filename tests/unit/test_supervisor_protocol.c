@@ -94,6 +94,51 @@ test_exited_needs_one_of_code_and_signal (void **state)
   expect_reject ("exited needs exactly one of exit code and signal");
 }
 
+/* The script travels as data after its SPAWN, never in argv. */
+static void
+test_script_round_trip (void **state)
+{
+  (void) state;
+  sup_begin (&w, SUP_SPAWN);
+  sup_put_u32 (&w, SUP_F_JOB, 7);
+  sup_put_str (&w, SUP_F_ARGV, "bash");
+  sup_put_str (&w, SUP_F_CWD, "/");
+  sup_put_u32 (&w, SUP_F_SCRIPT, 1);
+  const char *why = NULL;
+  assert_int_equal (decode (&why), 0);
+  assert_int_equal (m.script, 1);
+  sup_begin (&w, SUP_SCRIPT);
+  sup_put_u32 (&w, SUP_F_JOB, 7);
+  sup_put_bytes (&w, SUP_F_DATA, "echo s\0x", 9);
+  sup_put_u32 (&w, SUP_F_EOF, 1);
+  assert_int_equal (decode (&why), 0);
+  assert_int_equal (m.type, SUP_SCRIPT);
+  assert_int_equal (m.job, 7);
+  assert_int_equal (m.data_len, 9);
+  assert_memory_equal (m.data, "echo s\0x", 9);
+  assert_int_equal (m.eof, 1);
+
+  sup_begin (&w, SUP_SPAWN);
+  sup_put_u32 (&w, SUP_F_JOB, 7);
+  sup_put_str (&w, SUP_F_ARGV, "bash");
+  sup_put_str (&w, SUP_F_CWD, "/");
+  sup_put_u32 (&w, SUP_F_SCRIPT, 2);
+  expect_reject ("flag is not 0 or 1");
+  sup_begin (&w, SUP_SCRIPT);
+  sup_put_u32 (&w, SUP_F_JOB, 7);
+  sup_put_u32 (&w, SUP_F_STREAM, 1);
+  expect_reject ("field not allowed in this message type");
+  sup_begin (&w, SUP_SCRIPT);
+  sup_put_bytes (&w, SUP_F_DATA, "x", 1);
+  expect_reject ("a required field is missing");
+  sup_begin (&w, SUP_OUTPUT); /* the supervisor never sends a script flag */
+  sup_put_u32 (&w, SUP_F_JOB, 1);
+  sup_put_u32 (&w, SUP_F_STREAM, 1);
+  sup_put_bytes (&w, SUP_F_DATA, "x", 1);
+  sup_put_u32 (&w, SUP_F_SCRIPT, 1);
+  expect_reject ("field not allowed in this message type");
+}
+
 static void
 test_rejections (void **state)
 {
@@ -184,6 +229,7 @@ main (void)
     cmocka_unit_test (test_spawn_round_trip),
     cmocka_unit_test (test_output_bytes_round_trip),
     cmocka_unit_test (test_exited_needs_one_of_code_and_signal),
+    cmocka_unit_test (test_script_round_trip),
     cmocka_unit_test (test_rejections),
     cmocka_unit_test (test_every_prefix_is_rejected_cleanly),
   };
