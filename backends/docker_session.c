@@ -2,11 +2,14 @@
 /* The docker backend's sessions (see docker_session.h).
  *
  * A session is one container (docker_container.c).  Each command is an
- * exec of our job leader, `DOCKER_LEADER_PATH --job -- bash -c SCRIPT`
- * (exec_leader.h): POST /containers/{id}/exec, then POST /exec/{id}/start
+ * exec of our job leader, `DOCKER_LEADER_PATH --job --script -- bash -c
+ * LOADER` (exec_leader.h): POST /containers/{id}/exec, then POST
+ * /exec/{id}/start
  * with the connection hijacked into a raw stream that carries, in
  * docker's multiplexed frames, the leader's framed protocol (stdin and
- * signals in; stdout, stderr, fd 3 and the exit status out).  So a
+ * signals in, and first the command's script, which must never be in the
+ * exec's Cmd: docker inspect and the host's ps show that; stdout, stderr,
+ * fd 3 and the exit status out).  So a
  * timeout or an interrupt kills the command's whole tree inside the
  * container, and a broker that dies takes its commands with it (the
  * leader sees its stdin end).
@@ -77,6 +80,8 @@ struct backend_session {
    * before handing the session out): replayed in a recreated container,
    * so the shell state directory and the starting directory exist. */
   char **boot_argv, **boot_env;
+  char *boot_script;
+  size_t boot_script_len;
   int oom_fd; /* the container's memory cgroup's OOM count, or -1 */
 };
 
@@ -245,6 +250,8 @@ create_exec (struct backend_session *s, const struct backend_spawn *sp,
   cJSON_AddItemToArray (cmd, cJSON_CreateString (EXEC_LEADER_FLAG));
   if (sp->stdin_pipe)
     cJSON_AddItemToArray (cmd, cJSON_CreateString (EXEC_LEADER_STDIN_FLAG));
+  if (sp->script)
+    cJSON_AddItemToArray (cmd, cJSON_CreateString (EXEC_LEADER_SCRIPT_FLAG));
   cJSON_AddItemToArray (cmd, cJSON_CreateString ("--"));
   for (const char *const *a = sp->argv; *a; a++)
     cJSON_AddItemToArray (cmd, cJSON_CreateString (*a));
@@ -306,6 +313,21 @@ start_job (struct backend_session *s, const struct backend_spawn *sp,
   epoll_ctl (s->ep, EPOLL_CTL_ADD, fd, &e);
   j->next = s->jobs;
   s->jobs = j;
+  /* The script, before any stdin: the leader feeds it to fd 4. */
+  int rc = 0;
+  for (size_t off = 0, n; sp->script && rc == 0 && off < sp->script_len; off += n)
+    {
+      n = sp->script_len - off < XL_MAX_PAYLOAD ? sp->script_len - off : XL_MAX_PAYLOAD;
+      rc = queue_frame (s, j, XL_SCRIPT, sp->script + off, n);
+    }
+  if (sp->script && rc == 0)
+    rc = queue_frame (s, j, XL_SCRIPT_END, NULL, 0);
+  if (rc < 0)
+    {
+      *err = xprintf ("out of memory");
+      free_job (s, j);
+      return NULL;
+    }
   return j;
 }
 
@@ -600,10 +622,12 @@ docker_next_event (struct backend_session *s, struct backend_event *ev,
 
 /* Run one command to its end, ignoring its output (the bootstrap replay). */
 static int
-run_internal (struct backend_session *s, char **argv, char **envp, char **err)
+run_internal (struct backend_session *s, char **argv, char **envp,
+              const char *script, size_t script_len, char **err)
 {
   struct backend_spawn sp = { .job = INTERNAL_JOB, .argv = (const char *const *) argv,
-                              .envp = (const char *const *) envp, .cwd = "/" };
+                              .envp = (const char *const *) envp, .cwd = "/",
+                              .script = script, .script_len = script_len };
   long status;
   struct djob *j = start_job (s, &sp, &status, err);
   if (!j)
@@ -626,7 +650,8 @@ run_internal (struct backend_session *s, char **argv, char **envp, char **err)
           continue;
         }
       long long left = until - now_ms ();
-      struct pollfd p = { .fd = j->fd, .events = POLLIN };
+      struct pollfd p = { .fd = j->fd,
+                          .events = POLLIN | (buf_size (&j->out) ? POLLOUT : 0) };
       if (left <= 0 || poll (&p, 1, (int) left) == 0)
         {
           *err = xprintf ("the session's shell did not start again within 30 s");
@@ -650,7 +675,9 @@ recreate (struct backend_session *s, char **err)
   docker_container_remove (&s->c); /* a stopped one; a gone one is a no-op */
   if (docker_container_create (&s->c, err) < 0)
     return -1;
-  if (s->boot_argv && run_internal (s, s->boot_argv, s->boot_env, err) < 0)
+  if (s->boot_argv
+      && run_internal (s, s->boot_argv, s->boot_env, s->boot_script,
+                       s->boot_script_len, err) < 0)
     return -1;
   return 0;
 }
@@ -715,6 +742,11 @@ docker_spawn (struct backend_session *s, const struct backend_spawn *sp,
     {
       s->boot_argv = copy_strv (sp->argv);
       s->boot_env = copy_strv (sp->envp);
+      if (sp->script && (s->boot_script = malloc (sp->script_len ? sp->script_len : 1)))
+        {
+          memcpy (s->boot_script, sp->script, sp->script_len);
+          s->boot_script_len = sp->script_len;
+        }
     }
   return 0;
 }
@@ -859,6 +891,7 @@ docker_close (struct backend_session *s)
     close (s->wake);
   free_strv (s->boot_argv);
   free_strv (s->boot_env);
+  free (s->boot_script);
   free (s->ev);
   free (s->lost_why);
   free (s->session);

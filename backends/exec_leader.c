@@ -65,6 +65,7 @@ close_fd (int *fd)
 struct leader {
   int out, err, meta;  /* the command's output pipes (read ends) */
   struct stdin_feed in; /* its stdin pipe (in.fd: write end, -1 without) */
+  struct stdin_feed script; /* its script, on its fd 4 (-1 without) */
   uint8_t ctl[XL_HEADER + XL_MAX_PAYLOAD];
   size_t ctl_len;
 };
@@ -112,6 +113,16 @@ read_control (struct leader *l)
         case XL_STDIN_EOF:
           stdin_feed_push (&l->in, NULL, 0, true);
           break;
+        case XL_SCRIPT:
+        case XL_SCRIPT_END:
+          /* Dropped once the command stopped reading it (its bash died). */
+          if (l->script.fd >= 0
+              && stdin_feed_push (&l->script, p, len, f[0] == XL_SCRIPT_END) < 0)
+            {
+              complain ("script over 4 MiB or out of memory: giving up");
+              return false;
+            }
+          break;
         case XL_SIGNAL:
           if (len == 1 && p[0] > 0 && p[0] < 65)
             process_tree_signal (p[0]);
@@ -124,6 +135,7 @@ read_control (struct leader *l)
   memmove (l->ctl, l->ctl + off, l->ctl_len - off);
   l->ctl_len -= off;
   stdin_feed_pump (&l->in);
+  stdin_feed_pump (&l->script);
   return true;
 }
 
@@ -147,10 +159,12 @@ forward (int *fd, uint8_t type)
 int
 exec_leader_main (int argc, char **argv)
 {
-  bool with_stdin = false;
+  bool with_stdin = false, with_script = false;
   int i = 1;
   if (i < argc && !strcmp (argv[i], EXEC_LEADER_STDIN_FLAG))
     with_stdin = true, i++;
+  if (i < argc && !strcmp (argv[i], EXEC_LEADER_SCRIPT_FLAG))
+    with_script = true, i++;
   if (i + 1 >= argc || strcmp (argv[i], "--"))
     {
       fprintf (stderr, "airlock-supervisor " EXEC_LEADER_FLAG ": run by the "
@@ -169,36 +183,41 @@ exec_leader_main (int argc, char **argv)
   int sfd = signalfd (-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
 
   static struct leader l;
-  int in[2] = { -1, -1 }, out[2], err[2], meta[2];
+  int in[2] = { -1, -1 }, out[2], err[2], meta[2], sc[2] = { -1, -1 };
   if (with_stdin ? pipe2 (in, O_CLOEXEC) < 0
                  : (in[0] = open ("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
     in[0] = -1;
   if (sfd < 0 || in[0] < 0 || pipe2 (out, O_CLOEXEC) || pipe2 (err, O_CLOEXEC)
-      || pipe2 (meta, O_CLOEXEC))
+      || pipe2 (meta, O_CLOEXEC) || (with_script && pipe2 (sc, O_CLOEXEC)))
     {
       fprintf (stderr, "airlock job leader: cannot set up the command: %s\n",
                strerror (errno));
       return 126;
     }
-  /* Above fd 3, so that placing the command's four fds overwrites none. */
-  int fds[4] = { in[0], out[1], err[1], meta[1] };
-  for (int k = 0; k < 4; k++)
-    {
-      int moved = fcntl (fds[k], F_DUPFD_CLOEXEC, 10);
-      close (fds[k]);
-      fds[k] = moved;
-    }
+  /* Above fd 4, so that placing the command's fds overwrites none. */
+  int fds[5] = { in[0], out[1], err[1], meta[1], sc[0] };
+  for (int k = 0; k < 5; k++)
+    if (fds[k] >= 0)
+      {
+        int moved = fcntl (fds[k], F_DUPFD_CLOEXEC, 10);
+        close (fds[k]);
+        fds[k] = moved;
+      }
   pid_t cmd = fork ();
   if (cmd == 0)
     process_tree_exec (cmd_argv, NULL, NULL, fds);
-  for (int k = 0; k < 4; k++)
-    close (fds[k]);
+  for (int k = 0; k < 5; k++)
+    if (fds[k] >= 0)
+      close (fds[k]);
   l.out = out[0];
   l.err = err[0];
   l.meta = meta[0];
   l.in.fd = in[1];
+  l.script.fd = sc[1];
   if (l.in.fd >= 0)
     fcntl (l.in.fd, F_SETFL, O_NONBLOCK);
+  if (l.script.fd >= 0)
+    fcntl (l.script.fd, F_SETFL, O_NONBLOCK);
   if (cmd < 0)
     {
       fprintf (stderr, "airlock job leader: fork: %s\n", strerror (errno));
@@ -210,18 +229,18 @@ exec_leader_main (int argc, char **argv)
   long long drain_until = 0;
   for (;;)
     {
-      struct pollfd p[6];
-      int fdv[6] = { broker_gone ? -1 : 0, sfd, l.out, l.err, l.meta,
-                     l.in.len ? l.in.fd : -1 };
-      for (int k = 0; k < 6; k++)
-        p[k] = (struct pollfd){ .fd = fdv[k], .events = k == 5 ? POLLOUT : POLLIN };
+      struct pollfd p[7];
+      int fdv[7] = { broker_gone ? -1 : 0, sfd, l.out, l.err, l.meta,
+                     l.in.len ? l.in.fd : -1, l.script.len ? l.script.fd : -1 };
+      for (int k = 0; k < 7; k++)
+        p[k] = (struct pollfd){ .fd = fdv[k], .events = k >= 5 ? POLLOUT : POLLIN };
       int wait = -1;
       if (exited && !reported)
         {
           long long left = drain_until - now_ms ();
           wait = left < 0 ? 0 : (int) left;
         }
-      if (poll (p, 6, wait) < 0 && errno != EINTR)
+      if (poll (p, 7, wait) < 0 && errno != EINTR)
         return 1;
       if (p[0].revents && !read_control (&l))
         {
@@ -232,6 +251,8 @@ exec_leader_main (int argc, char **argv)
         }
       if (p[5].revents)
         stdin_feed_pump (&l.in);
+      if (p[6].revents)
+        stdin_feed_pump (&l.script);
       int *outs[3] = { &l.out, &l.err, &l.meta };
       for (int k = 0; k < 3; k++)
         if (p[2 + k].revents && forward (outs[k], (uint8_t) (XL_OUT + k)) && exited)
@@ -261,6 +282,7 @@ exec_leader_main (int argc, char **argv)
           close_fd (&l.err);
           close_fd (&l.meta);
           stdin_feed_close (&l.in);
+          stdin_feed_close (&l.script);
           uint32_t code = WIFEXITED (status) ? (uint32_t) WEXITSTATUS (status) : 0;
           uint32_t sig = WIFSIGNALED (status) ? (uint32_t) WTERMSIG (status) : 0;
           uint8_t payload[8] = { (uint8_t) (code >> 24), (uint8_t) (code >> 16),

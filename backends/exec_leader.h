@@ -10,7 +10,8 @@
  * double-forked, stays below it) and speaks a small framed protocol on
  * the exec's own stdio:
  *
- *   stdin  (broker -> leader): STDIN data, STDIN_EOF, SIGNAL n
+ *   stdin  (broker -> leader): SCRIPT data ... SCRIPT_END (first, with
+ *                              --script), STDIN data, STDIN_EOF, SIGNAL n
  *   stdout (leader -> broker): OUT, ERR, META (the job's fds 1, 2, 3),
  *                              then EXIT once the command ended and its
  *                              output is drained
@@ -27,6 +28,10 @@
 
 #define EXEC_LEADER_FLAG "--job"
 #define EXEC_LEADER_STDIN_FLAG "--stdin" /* else the command gets /dev/null */
+/* The command reads its script on fd 4 (backend.h), a pipe the leader
+ * fills from SCRIPT frames: the script is never in the exec's Cmd, which
+ * the host shows to anyone who can see the process (ps, docker inspect). */
+#define EXEC_LEADER_SCRIPT_FLAG "--script"
 /* The container's own command: it only has to stay alive (docker's init,
  * tini, is pid 1 and reaps what it inherits). */
 #define EXEC_IDLE_FLAG "--idle"
@@ -42,6 +47,8 @@ enum exec_leader_frame {
   XL_STDIN = 'i',
   XL_STDIN_EOF = 'e', /* no payload */
   XL_SIGNAL = 'k',    /* u8 signal number */
+  XL_SCRIPT = 's',
+  XL_SCRIPT_END = 'z', /* no payload */
 };
 
 static inline void
@@ -60,7 +67,8 @@ xl_get_u32 (const uint8_t *p)
   return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | p[3];
 }
 
-/* argv: EXEC_LEADER_FLAG [EXEC_LEADER_STDIN_FLAG] -- COMMAND ARGS... */
+/* argv: EXEC_LEADER_FLAG [EXEC_LEADER_STDIN_FLAG] [EXEC_LEADER_SCRIPT_FLAG]
+ *       -- COMMAND ARGS... */
 int exec_leader_main (int argc, char **argv);
 int exec_leader_idle (void);
 
