@@ -184,10 +184,12 @@ spawn_script (struct session *s, uint32_t job, char *script, bool with_stdin,
       for (size_t i = 0; i < nx; i++)
         if (!(envp[n++] = xprintf ("AIRLOCK_ENV_%s", exec_env[i])))
           n--;
-      const char *argv[] = { "bash", login ? "-lc" : "-c", script, NULL };
+      /* The script on fd 4, never in argv: any user reads argv. */
+      const char *argv[] = { "bash", login ? "-lc" : "-c", SHELL_SCRIPT_LOADER, NULL };
       struct backend_spawn sp = { .job = job, .argv = argv,
                                   .envp = (const char *const *) envp,
-                                  .cwd = "/", .stdin_pipe = with_stdin };
+                                  .cwd = "/", .stdin_pipe = with_stdin,
+                                  .script = script, .script_len = strlen (script) };
       rc = n == nb + nx ? s->ops->spawn (s->bs, &sp, err)
                         : (*err = xprintf ("out of memory"), -1);
       for (size_t i = nb; i < n; i++)

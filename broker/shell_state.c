@@ -240,9 +240,27 @@ static const char save_function[]
       "      command -p rm -f -- \"$__airlock_tmp\" 2>/dev/null\n"
       "    fi\n"
       "  fi\n"
-      "  # 3. Last act: the directory on the caller's metadata channel.\n"
-      "  [[ -z $__airlock_meta ]] ||\n"
-      "    builtin printf '%s\\n' \"$PWD\" 2>/dev/null >&\"$__airlock_meta\"\n"
+      "  # 3. Last act: the directory on the caller's metadata channel.  It\n"
+      "  #    is fd 3, but an `exit` inside the command's own redirections\n"
+      "  #    (in a function, say) gets here before bash put it back there\n"
+      "  #    (see meta_fd): then it is the descriptor with its pipe's\n"
+      "  #    identity.  Never a descriptor of the command's by mistake.\n"
+      "  __airlock_out=$__airlock_meta\n"
+      "  if [[ -n $__airlock_meta_id ]]; then\n"
+      "    __airlock_out=\n"
+      "    for __airlock_f in /dev/fd/[0-9]*; do\n"
+      "      __airlock_f=${__airlock_f##*/}\n"
+      "      [[ -p /dev/fd/$__airlock_f ]] || continue\n"
+      "      __airlock_i=\n"
+      "      { IFS= builtin read -r -d '' __airlock_i </proc/self/fdinfo/\"$__airlock_f\"; } 2>/dev/null\n"
+      "      [[ $__airlock_i =~ $__airlock_id_re &&\n"
+      "         \"${BASH_REMATCH[1]} ${BASH_REMATCH[2]}\" == \"$__airlock_meta_id\" ]] || continue\n"
+      "      __airlock_out=$__airlock_f\n"
+      "      break\n"
+      "    done\n"
+      "  fi\n"
+      "  [[ -z $__airlock_out ]] ||\n"
+      "    builtin printf '%s\\n' \"$PWD\" 2>/dev/null >&\"$__airlock_out\"\n"
       "  return \"$__airlock_rc\"\n"
       "}\n";
 
@@ -261,9 +279,8 @@ static const char apply_command_env[]
       "    builtin unset -v -- \"$__airlock_n\"\n"
       "  done\n";
 
-/* Both scripts start the same way: the state directory, the serializer,
-   and fd 3 (the caller's metadata channel, when open) moved above the
-   command's reach, to a descriptor bash picks. */
+/* Both scripts start the same way: the state directory and the
+   serializer (then meta_fd, inside their group). */
 static void
 put_prologue (struct sbuf *b, const char *what, const char *state_dir)
 {
@@ -272,9 +289,25 @@ put_prologue (struct sbuf *b, const char *what, const char *state_dir)
   sb_str (b, save_function);
 }
 
+/* fd 4 is the script itself (bash read it whole before running any of
+   it): closed.  fd 3, the caller's metadata channel when open, stays
+   where it is; the command runs with it closed (`3>&-` on its eval), so
+   neither the command nor any program it starts holds it, while bash
+   keeps it meanwhile on a close-on-exec descriptor of its own (one that
+   moves if the command redirects onto it).  If the command exits from
+   inside its redirections, the EXIT trap runs before bash put fd 3 back:
+   the serializer then finds the channel by its pipe's mount and inode
+   (/proc/self/fdinfo), and without those writes to fd 3 as before. */
 static const char meta_fd[]
-    = "  __airlock_meta=\n"
-      "  { : >&3 && builtin exec {__airlock_meta}>&3 3>&-; } 2>/dev/null\n";
+    = "  command exec 4<&-\n"
+      "  __airlock_meta= __airlock_meta_id= __airlock_i=\n"
+      "  __airlock_id_re='mnt_id:[[:space:]]*([0-9]+).*ino:[[:space:]]*([0-9]+)'\n"
+      "  if { : >&3; } 2>/dev/null; then\n"
+      "    __airlock_meta=3\n"
+      "    { IFS= builtin read -r -d '' __airlock_i </proc/self/fdinfo/3; } 2>/dev/null\n"
+      "    [[ ! $__airlock_i =~ $__airlock_id_re ]] ||\n"
+      "      __airlock_meta_id=\"${BASH_REMATCH[1]} ${BASH_REMATCH[2]}\"\n"
+      "  fi\n";
 
 /* Sets __airlock_cwd to the directory to enter, or to "" for "stay". */
 static void
@@ -424,7 +457,7 @@ shell_command_script (const char *state_dir, const char *cwd,
           "  builtin eval -- ");
   sb_quoted (&b, command);
   sb_str (&b,
-          "\n"
+          " 3>&-\n"
           "  # 5. It ended without exiting: save, and exit with its status.\n"
           "  { __airlock_ec=$?; builtin set +vx; } 2>/dev/null\n"
           "  __airlock_finish\n"
@@ -449,9 +482,10 @@ shell_job_script (const char *state_dir, const char *cwd, const char *command)
   sb_str (&b,
           "# One compound command, parsed before any of it runs.\n"
           "{\n"
-          "  # 0. The caller's metadata channel is not the job's.  Not\n"
-          "  #    `builtin exec`: bash undoes the redirections of `builtin`.\n"
-          "  command exec 3>&-\n");
+          "  # 0. The caller's metadata channel is not the job's, and the\n"
+          "  #    script (fd 4) was read.  Not `builtin exec`: bash undoes the\n"
+          "  #    redirections of `builtin`.\n"
+          "  command exec 3>&- 4<&-\n");
   sb_str (&b, restore_state);
   sb_str (&b, apply_command_env);
   sb_str (&b, "  # 2. The working directory.\n");

@@ -16,10 +16,14 @@
  * with every command: they are never written to the snapshot.
  * Shell options, traps, non-exported variables and jobs do not persist.
  *
- * When fd 3 is open as the script starts, it is the caller's metadata
- * channel: the bootstrap and command scripts move it out of the command's
- * way and write the final working directory to it, one line, as their
- * last act; the job script closes it.
+ * The scripts are never a process's argument (any user of the machine
+ * reads those): bash runs SHELL_SCRIPT_LOADER, and reads the script to its
+ * end from fd 4 before running any of it (backends/backend.h).  Every
+ * script closes fd 4 first.  When fd 3 is open as the script starts, it
+ * is the caller's metadata channel: the command script runs the command
+ * with fd 3 closed (neither the command nor anything it starts holds it)
+ * and, like the bootstrap, writes the final working directory to it, one
+ * line, as its last act; the job script closes it.
  *
  * The scripts need bash 4.4 or later.  They never read stdin.  Exit status:
  * the command's; 125 when the bootstrap cannot make or use the state
@@ -27,6 +31,10 @@
  * does not run and nothing is saved). */
 #ifndef AIRLOCK_BROKER_SHELL_STATE_H
 #define AIRLOCK_BROKER_SHELL_STATE_H
+
+/* bash's -c argument for every script: source fd 4, which `.` reads
+   whole before it runs anything, so a pipe works. */
+#define SHELL_SCRIPT_LOADER ". /dev/fd/4"
 
 /* Exit status of a script whose working directory cannot be entered. */
 #define SHELL_EXIT_NO_CWD 126
