@@ -1,0 +1,142 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# What a session command leaves visible or inherited: no command text in
+# any process's argv (ps, /proc/PID/cmdline, docker's view of an exec),
+# and no session descriptor (the metadata channel, fd 3; the script, fd 4)
+# in the command or anything it starts.  Backend-agnostic like
+# sessions.bats: BACKEND selects the backend (default local).
+
+load helpers
+
+setup () {
+  BACKEND=${BACKEND:-local}
+  RUNDIR="$T/xdg-$BATS_TEST_NUMBER"
+  mkdir -p "$RUNDIR"
+  chown "$TEST_USER" "$RUNDIR"
+  chmod 0700 "$RUNDIR"
+  export EXTRA_ENV="XDG_RUNTIME_DIR=$RUNDIR AIRLOCK_SUPERVISOR=$AIRLOCK_SUPERVISOR AIRLOCK_BACKEND=$BACKEND AIRLOCK_DAEMON_IDLE_EXIT=${DAEMON_IDLE:-30} ${BACKEND_ENV:-} ${SESSION_ENV:-}"
+}
+
+teardown () {
+  [ -z "${SERVE_PID:-}" ] || kill "$SERVE_PID" 2>/dev/null || true
+  # The daemon this test started, and only it.
+  pid=$(pgrep -u "$TEST_USER" -f "^airlock daemon" | while read -r p; do
+          grep -qz "XDG_RUNTIME_DIR=$RUNDIR" "/proc/$p/environ" 2>/dev/null && echo "$p"; done)
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null
+  for i in $(seq 50); do [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null && break; sleep 0.1; done
+  rm -f "$WORK/hygiene-started"
+  true
+}
+
+al () { as_user "$AIRLOCK" "$@"; }
+
+# A field of the last JSON line of $output.
+field () {
+  printf '%s\n' "$output" | grep '^{' | tail -n 1 |
+    python3 -c 'import json,sys; v=json.load(sys.stdin); [v := v[int(k)] if isinstance(v, list) else v[k] for k in sys.argv[1].split(".")]; print(json.dumps(v) if not isinstance(v, str) else v)' "$1"
+}
+
+# Requests from a file, not from an argument: the test's own processes
+# must not show the secret either.
+api_file () { as_user "$AIRLOCK" serve < "$1"; }
+
+@test "hygiene: another user's ps and /proc/PID/cmdline show no command text" {
+  secret="airlock-hygiene-$RANDOM$RANDOM-$$"
+  req="$T/hygiene-req-$BATS_TEST_NUMBER"
+  # The command only sleeps after it announced itself; stdin stays open
+  # (the reply to the exec comes when it ends), so serve waits for it.
+  printf '%s\n' '{"id":1,"op":"open","session":"s","workdir":"'"$WORK"'"}' \
+    '{"id":2,"op":"exec","session":"s","command":"SECRET_TOKEN='"$secret"'; touch hygiene-started; sleep 20; echo done"}' > "$req"
+  chmod 0644 "$req"
+  api_file "$req" > "$T/hygiene-out" 2>&1 &
+  SERVE_PID=$!
+  for i in $(seq 200); do [ -e "$WORK/hygiene-started" ] && break; sleep 0.1; done
+  [ -e "$WORK/hygiene-started" ]
+  # Another local user's view: ps and every readable cmdline.
+  run runuser -u "$OTHER_USER" -- ps -eo args
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"sleep 20"* ]]  # it sees the command's processes ...
+  [[ "$output" != *"$secret"* ]]   # ... but not the command
+  [[ "$output" != *"SECRET_TOKEN"* ]]
+  run runuser -u "$OTHER_USER" -- sh -c 'cat /proc/[0-9]*/cmdline 2>/dev/null | tr "\0" " "'
+  [[ "$output" != *"$secret"* ]]
+  # root's view of every process, the container's included (same kernel).
+  for f in /proc/[0-9]*/cmdline; do
+    ! tr '\0' ' ' < "$f" 2>/dev/null | grep -qF "$secret" || { echo "in $f"; false; }
+  done
+  if [ "$BACKEND" = docker ]; then
+    # What dockerd keeps of every exec of the session's container.
+    c=$(docker ps -q --filter "label=airlock.user=$(id -u "$TEST_USER")")
+    [ -n "$c" ]
+    seen=0
+    for id in $(docker inspect -f '{{range .ExecIDs}}{{.}} {{end}}' $c); do
+      run curl -s --unix-socket /var/run/docker.sock "http://localhost/exec/$id/json"
+      [[ "$output" == *'"ProcessConfig"'* ]] && seen=1
+      [[ "$output" != *"$secret"* ]]
+    done
+    [ "$seen" = 1 ]
+    run docker inspect $c
+    [[ "$output" != *"$secret"* ]]
+  fi
+  kill "$SERVE_PID" 2>/dev/null || true
+  wait "$SERVE_PID" 2>/dev/null || true
+  SERVE_PID=
+}
+
+@test "hygiene: a command has only fds 0, 1 and 2; neither fd 3 nor fd 4 reach it" {
+  al session open s
+  # ls -l: every descriptor but 0-2 must be ls's own directory.
+  run al exec s -- 'ls -l /proc/self/fd/'
+  [ "$status" -eq 0 ]
+  printf '%s\n' "$output"
+  others=$(printf '%s\n' "$output" | grep -- '->' |
+           grep -Ev ' [012] -> ' | grep -Ev -- '-> /proc/[0-9]+/fd$' || true)
+  [ -z "$others" ]
+  # In the shell itself, fd 3 and fd 4 are closed.
+  run al exec s -- 'for f in 3 4; do { : >&$f; } 2>/dev/null && echo "open $f"; done; echo checked'
+  [ "$status" -eq 0 ]
+  [ "$output" = checked ]
+  # And still the session's cwd is reported and kept, whatever the
+  # command did with fd 3 and however it ended.
+  run al exec s -- 'mkdir -p hyg/a && cd hyg/a && exec 3>/dev/null 10>/dev/null'
+  [ "$status" -eq 0 ]
+  run al exec s -- 'pwd'
+  [ "$output" = "$WORK/hyg/a" ]
+  run al exec s -- 'f () { cd ..; exit 7; }; f'
+  [ "$status" -eq 7 ]
+  run al exec s -- 'pwd'
+  [ "$output" = "$WORK/hyg" ]
+  rm -rf "$WORK/hyg"
+}
+
+@test "hygiene: background children hold no session descriptor" {
+  al session open s
+  run al exec s -- 'sleep 100 & p=$!; sleep 0.3; ls /proc/$p/fd | sort -n | tr "\n" " "; kill $p'
+  [ "$status" -eq 0 ]
+  [ "$output" = "0 1 2 " ]
+  # A background job's command, too.
+  run al exec s --background -- 'ls -l /proc/self/fd/ > hyg-job.tmp; mv hyg-job.tmp hyg-job'
+  [ "$status" -eq 0 ]
+  for i in $(seq 100); do [ -e "$WORK/hyg-job" ] && break; sleep 0.1; done
+  cat "$WORK/hyg-job"
+  others=$(grep -- '->' "$WORK/hyg-job" | grep -Ev ' [012] -> ' | grep -Ev -- '-> /proc/[0-9]+/fd$' || true)
+  rm -f "$WORK/hyg-job"
+  [ -z "$others" ]
+}
+
+@test "hygiene: a 900 KB command runs (its script is bigger than a pipe and an argument)" {
+  req="$T/hygiene-big-$BATS_TEST_NUMBER"
+  python3 - "$WORK" > "$req" <<'EOF'
+import json, sys
+cmd = "x='" + "a" * 900000 + "'; echo ${#x}; cd /tmp; export BIG=${x:0:3}"
+print(json.dumps({"id": 1, "op": "open", "session": "s", "workdir": sys.argv[1]}))
+print(json.dumps({"id": 2, "op": "exec", "session": "s", "command": cmd}))
+print(json.dumps({"id": 3, "op": "exec", "session": "s", "command": "echo $BIG $PWD"}))
+EOF
+  chmod 0644 "$req"
+  run api_file "$req"
+  [ "$status" -eq 0 ]
+  [ "$(printf '%s\n' "$output" | grep '^{' | python3 -c 'import json,sys; print([r for r in map(json.loads, sys.stdin) if r.get("id") == 2][0]["output"])')" = 900000 ]
+  [ "$(field exit_code)" = 0 ]
+  [ "$(field output)" = "aaa /tmp" ]
+}
