@@ -37,16 +37,16 @@ struct backend_event {
 #define BACKEND_SCRIPT_FD 4
 
 /* One command: argv run with exactly envp, in cwd.  The session layer
- * passes a fixed loader, ["bash", "-c", ". /dev/fd/4"], and the command's
- * script (the session wrapper around the user's command) in script: any
+ * passes a fixed loader, ["bash", "-c", SHELL_SCRIPT_LOADER], and the
+ * command's script (the session wrapper around the user's command): any
  * user of the machine can read a process's argv (ps, /proc/PID/cmdline),
  * so no command text or secret may ever be there, nor in anything the
  * backend's host shows of the process (docker inspect).  The backend
  * gives the script to the command on BACKEND_SCRIPT_FD, as a pipe or file
- * that reads to its end: bash's `.` reads a whole file before running
- * any of it, so a pipe must be written while bash reads it (a script may
- * be several MiB, more than a pipe holds).  The command's fds are then 0-2
- * (stdio), 3 (the metadata stream) and 4 (the script), nothing else. */
+ * that reads to its end: bash reads it whole before it runs any of it,
+ * so a pipe must be written while bash reads it (a script may be several
+ * MiB, more than a pipe holds).  The command's fds are then 0-2 (stdio),
+ * 3 (the metadata stream) and 4 (the script), nothing else. */
 struct backend_spawn {
   uint32_t job; /* chosen by the caller, unique among live jobs */
   const char *const *argv;

@@ -3,7 +3,7 @@
  *
  * A session is one container (docker_container.c).  Each command is an
  * exec of our job leader, `DOCKER_LEADER_PATH --job --script -- bash -c
- * LOADER` (exec_leader.h): POST /containers/{id}/exec, then POST
+ * LOADER` (exec_leader.h, shell_state.h): POST /containers/{id}/exec, then POST
  * /exec/{id}/start
  * with the connection hijacked into a raw stream that carries, in
  * docker's multiplexed frames, the leader's framed protocol (stdin and

@@ -571,12 +571,14 @@ session_exec (struct session *s, const struct exec_request *rq,
       *err = xprintf ("session %s is busy with another command", s->name);
       return -EBUSY;
     }
-  /* The whole script travels as one argument of the supervisor protocol. */
-  if (strlen (rq->command) > AL_MAX_STRING - 16384)
+  /* The script reaches bash through a pipe (spawn_script) whose backlog
+   * is bounded by 4 MiB (stdin_feed.h); quoting makes it at most four
+   * times the command, plus the wrapper. */
+  if (strlen (rq->command) > (1 << 20) - 16384)
     {
       *err = xprintf ("the command is %zu bytes; the limit is %d (put long "
                       "scripts in a file in the workspace)",
-                      strlen (rq->command), AL_MAX_STRING - 16384);
+                      strlen (rq->command), (1 << 20) - 16384);
       return -E2BIG;
     }
   struct session_exec *e = calloc (1, sizeof *e);

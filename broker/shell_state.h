@@ -32,9 +32,11 @@
 #ifndef AIRLOCK_BROKER_SHELL_STATE_H
 #define AIRLOCK_BROKER_SHELL_STATE_H
 
-/* bash's -c argument for every script: source fd 4, which `.` reads
-   whole before it runs anything, so a pipe works. */
-#define SHELL_SCRIPT_LOADER ". /dev/fd/4"
+/* bash's -c argument for every script: read fd 4 to its end, then run
+   it (so a pipe works, written while bash reads).  eval, not `.`: at the
+   top of a sourced file `return` would end the script, where `bash -c`
+   refuses it. */
+#define SHELL_SCRIPT_LOADER "eval -- \"$(< /dev/fd/4)\""
 
 /* Exit status of a script whose working directory cannot be entered. */
 #define SHELL_EXIT_NO_CWD 126

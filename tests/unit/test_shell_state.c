@@ -2,7 +2,8 @@
 /* Unit tests for the session shell-state scripts (broker/shell_state.c).
  *
  * The generated scripts are not compared with expected text: they are run,
- * as the session layer runs them, with `/bin/bash -c SCRIPT` in a fresh
+ * as the session layer runs them, with `/bin/bash -c '. /dev/fd/4'` and the
+ * script on a pipe at fd 4 (never in argv), in a fresh
  * temporary state directory, and what a user of the session would see is
  * checked: the working directory, exports, unsets, functions and aliases
  * carried from one command to the next, AIRLOCK_* never saved, exit
@@ -83,7 +84,34 @@ static const char *const base_env[] = {
   "AIRLOCK_SESSION=test-session", "FROMENV=inherited",
 };
 
-/* Run `bash -c script` in dir, feeding it in[0..in_len) on stdin (EOF at
+/* The script, written into a pipe whose read end is fd 4 of the child
+   about to exec: bash reads it whole before it runs any of it (so a
+   blocking write cannot deadlock with its output). */
+static void
+feed_script (int wfd, const char *script)
+{
+  size_t len = strlen (script), off = 0;
+  while (off < len)
+    {
+      ssize_t w = write (wfd, script + off, len - off);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        break; /* bash died: its status says why */
+      off += (size_t) w;
+    }
+  close (wfd);
+}
+
+/* The session's own scripts go through the loader, like session.c runs
+   them; anything else is a bare `bash -c` to compare with. */
+static bool
+is_wrapper (const char *script)
+{
+  return strncmp (script, "# airlock session", 17) == 0;
+}
+
+/* Run script in dir, feeding it in[0..in_len) on stdin (EOF at
    once when in is NULL), with fd 3 a metadata pipe when want_meta, and
    collect everything.  poll() keeps stdin flowing while output drains. */
 static void
@@ -106,6 +134,10 @@ run_script (const char *script, const char *dir, const char *in,
   assert_int_equal (pipe2 (perr, O_CLOEXEC), 0);
   if (want_meta)
     assert_int_equal (pipe2 (pmeta, O_CLOEXEC), 0);
+  int psc[2] = { -1, -1 };
+  bool loader = is_wrapper (script);
+  if (loader)
+    assert_int_equal (pipe2 (psc, O_CLOEXEC), 0);
   double t0 = now_ms ();
   pid_t pid = fork ();
   assert_true (pid >= 0);
@@ -124,11 +156,18 @@ run_script (const char *script, const char *dir, const char *in,
         }
       else
         close (3);
+      if (loader)
+        dup2 (psc[0], 4);
       if (chdir (dir) != 0)
         _exit (120);
-      const char *argv[] = { "bash", "-c", script, NULL };
+      const char *argv[] = { "bash", "-c", loader ? SHELL_SCRIPT_LOADER : script, NULL };
       execve (BASH, (char *const *) argv, (char *const *) envp);
       _exit (121);
+    }
+  if (loader)
+    {
+      close (psc[0]);
+      feed_script (psc[1], script);
     }
   close (pin[0]);
   close (pout[1]);
@@ -415,8 +454,9 @@ job_start (struct sess *s, const char *cwd, const char *command, int *meta_fd)
   for (size_t i = 0; i < N_ELEMENTS (base_env); i++)
     envp[i] = base_env[i];
   envp[N_ELEMENTS (base_env)] = NULL;
-  int pmeta[2];
+  int pmeta[2], psc[2];
   assert_int_equal (pipe2 (pmeta, O_CLOEXEC), 0);
+  assert_int_equal (pipe2 (psc, O_CLOEXEC), 0);
   pid_t pid = fork ();
   assert_true (pid >= 0);
   if (pid == 0)
@@ -427,12 +467,15 @@ job_start (struct sess *s, const char *cwd, const char *command, int *meta_fd)
       dup2 (null, 1);
       dup2 (null, 2);
       dup2 (pmeta[1], 3);
+      dup2 (psc[0], 4);
       if (chdir (s->root) != 0)
         _exit (120);
-      const char *argv[] = { "bash", "-c", script, NULL };
+      const char *argv[] = { "bash", "-c", SHELL_SCRIPT_LOADER, NULL };
       execve (BASH, (char *const *) argv, (char *const *) envp);
       _exit (121);
     }
+  close (psc[0]);
+  feed_script (psc[1], script);
   close (pmeta[1]);
   *meta_fd = pmeta[0];
   free (script);
