@@ -136,7 +136,7 @@ EOF
   chmod 0644 "$req"
   run api_file "$req"
   [ "$status" -eq 0 ]
-  [ "$(printf '%s\n' "$output" | grep '^{' | python3 -c 'import json,sys; print([r for r in map(json.loads, sys.stdin) if r.get("id") == 2][0]["output"])')" = 900000 ]
+  [ "$(printf '%s\n' "$output" | grep '^{' | python3 -c 'import json,sys; print([r for r in map(json.loads, sys.stdin) if r.get("id") == 2 and "exit_code" in r][0]["output"])')" = 900000 ]
   [ "$(field exit_code)" = 0 ]
   [ "$(field output)" = "aaa /tmp" ]
 }
