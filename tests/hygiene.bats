@@ -62,11 +62,11 @@ api_file () { as_user "$AIRLOCK" serve < "$1"; }
   [[ "$output" != *"$secret"* ]]
   # root's view of every process, the container's included (same kernel).
   for f in /proc/[0-9]*/cmdline; do
-    ! tr '\0' ' ' < "$f" 2>/dev/null | grep -qF "$secret" || { echo "in $f"; false; }
+    ! tr '\0' ' ' 2>/dev/null < "$f" | grep -qF "$secret" || { echo "in $f"; false; }
   done
   if [ "$BACKEND" = docker ]; then
     # What dockerd keeps of every exec of the session's container.
-    c=$(docker ps -q --filter "label=airlock.user=$(id -u "$TEST_USER")")
+    c=$(docker ps -q --filter "label=airlock.owner=$RUNDIR/airlock")
     [ -n "$c" ]
     seen=0
     for id in $(docker inspect -f '{{range .ExecIDs}}{{.}} {{end}}' $c); do
@@ -85,10 +85,12 @@ api_file () { as_user "$AIRLOCK" serve < "$1"; }
 
 @test "hygiene: a command has only fds 0, 1 and 2; neither fd 3 nor fd 4 reach it" {
   al session open s
-  # ls -l: every descriptor but 0-2 must be ls's own directory.
-  run al exec s -- 'ls -l /proc/self/fd/'
-  [ "$status" -eq 0 ]
+  # ls -l: every descriptor but 0-2 must be ls's own directory (which
+  # busybox's ls has closed when it looks at it: its complaint is
+  # dropped).
+  run al exec s -- 'ls -l /proc/self/fd/ 2>/dev/null; echo "status $?"'
   printf '%s\n' "$output"
+  [ "$(printf '%s\n' "$output" | grep -cE ' [012] -> ')" = 3 ]
   others=$(printf '%s\n' "$output" | grep -- '->' |
            grep -Ev ' [012] -> ' | grep -Ev -- '-> /proc/[0-9]+/fd$' || true)
   [ -z "$others" ]
@@ -115,9 +117,10 @@ api_file () { as_user "$AIRLOCK" serve < "$1"; }
   [ "$status" -eq 0 ]
   [ "$output" = "0 1 2 " ]
   # A background job's command, too.
-  run al exec s --background -- 'ls -l /proc/self/fd/ > hyg-job.tmp; mv hyg-job.tmp hyg-job'
+  run al exec s --background -- 'ls -l /proc/self/fd/ > hyg-job.tmp 2>/dev/null; mv hyg-job.tmp hyg-job'
   [ "$status" -eq 0 ]
-  for i in $(seq 100); do [ -e "$WORK/hyg-job" ] && break; sleep 0.1; done
+  printf '%s\n' "$output"
+  for i in $(seq 300); do [ -e "$WORK/hyg-job" ] && break; sleep 0.1; done
   cat "$WORK/hyg-job"
   others=$(grep -- '->' "$WORK/hyg-job" | grep -Ev ' [012] -> ' | grep -Ev -- '-> /proc/[0-9]+/fd$' || true)
   rm -f "$WORK/hyg-job"
@@ -136,6 +139,7 @@ EOF
   chmod 0644 "$req"
   run api_file "$req"
   [ "$status" -eq 0 ]
+  printf "%s\n" "$output" | cut -c1-300
   [ "$(printf '%s\n' "$output" | grep '^{' | python3 -c 'import json,sys; print([r for r in map(json.loads, sys.stdin) if r.get("id") == 2 and "exit_code" in r][0]["output"])')" = 900000 ]
   [ "$(field exit_code)" = 0 ]
   [ "$(field output)" = "aaa /tmp" ]
