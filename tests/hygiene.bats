@@ -24,7 +24,6 @@ teardown () {
           grep -qz "XDG_RUNTIME_DIR=$RUNDIR" "/proc/$p/environ" 2>/dev/null && echo "$p"; done)
   [ -n "$pid" ] && kill "$pid" 2>/dev/null
   for i in $(seq 50); do [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null && break; sleep 0.1; done
-  rm -f "$WORK/hygiene-started"
   true
 }
 
@@ -42,20 +41,19 @@ api_file () { as_user "$AIRLOCK" serve < "$1"; }
 
 @test "hygiene: another user's ps and /proc/PID/cmdline show no command text" {
   secret="airlock-hygiene-$RANDOM$RANDOM-$$"
+  nap=$((100000 + RANDOM)) # a sleep of its own, to see when the command runs
   req="$T/hygiene-req-$BATS_TEST_NUMBER"
-  # The command only sleeps after it announced itself; stdin stays open
-  # (the reply to the exec comes when it ends), so serve waits for it.
   printf '%s\n' '{"id":1,"op":"open","session":"s","workdir":"'"$WORK"'"}' \
-    '{"id":2,"op":"exec","session":"s","command":"SECRET_TOKEN='"$secret"'; touch hygiene-started; sleep 20; echo done"}' > "$req"
+    '{"id":2,"op":"exec","session":"s","command":"SECRET_TOKEN='"$secret"'; sleep '"$nap"'; echo done"}' > "$req"
   chmod 0644 "$req"
   api_file "$req" > "$T/hygiene-out" 2>&1 &
   SERVE_PID=$!
-  for i in $(seq 200); do [ -e "$WORK/hygiene-started" ] && break; sleep 0.1; done
-  [ -e "$WORK/hygiene-started" ]
+  for i in $(seq 300); do pgrep -fx "sleep $nap" >/dev/null && break; sleep 0.1; done
+  pgrep -fx "sleep $nap"
   # Another local user's view: ps and every readable cmdline.
   run runuser -u "$OTHER_USER" -- ps -eo args
   [ "$status" -eq 0 ]
-  [[ "$output" == *"sleep 20"* ]]  # it sees the command's processes ...
+  [[ "$output" == *"sleep $nap"* ]]  # it sees the command's processes ...
   [[ "$output" != *"$secret"* ]]   # ... but not the command
   [[ "$output" != *"SECRET_TOKEN"* ]]
   run runuser -u "$OTHER_USER" -- sh -c 'cat /proc/[0-9]*/cmdline 2>/dev/null | tr "\0" " "'
@@ -78,7 +76,7 @@ api_file () { as_user "$AIRLOCK" serve < "$1"; }
     run docker inspect $c
     [[ "$output" != *"$secret"* ]]
   fi
-  kill "$SERVE_PID" 2>/dev/null || true
+  al session close s # ends the command
   wait "$SERVE_PID" 2>/dev/null || true
   SERVE_PID=
 }
@@ -100,15 +98,17 @@ api_file () { as_user "$AIRLOCK" serve < "$1"; }
   [ "$output" = checked ]
   # And still the session's cwd is reported and kept, whatever the
   # command did with fd 3 and however it ended.
-  run al exec s -- 'mkdir -p hyg/a && cd hyg/a && exec 3>/dev/null 10>/dev/null'
+  # (In /tmp: a docker container's root may not write to the workspace.)
+  run al exec s -- 'mkdir -p /tmp/hyg-$$/a && cd /tmp/hyg-$$/a && exec 3>/dev/null 10>/dev/null'
   [ "$status" -eq 0 ]
   run al exec s -- 'pwd'
-  [ "$output" = "$WORK/hyg/a" ]
+  [[ "$output" == /tmp/hyg-*/a ]]
+  dir=${output%/a}
   run al exec s -- 'f () { cd ..; exit 7; }; f'
   [ "$status" -eq 7 ]
   run al exec s -- 'pwd'
-  [ "$output" = "$WORK/hyg" ]
-  rm -rf "$WORK/hyg"
+  [ "$output" = "$dir" ]
+  al exec s -- "cd / && rm -rf $dir"
 }
 
 @test "hygiene: background children hold no session descriptor" {
@@ -117,13 +117,13 @@ api_file () { as_user "$AIRLOCK" serve < "$1"; }
   [ "$status" -eq 0 ]
   [ "$output" = "0 1 2 " ]
   # A background job's command, too.
-  run al exec s --background -- 'ls -l /proc/self/fd/ > hyg-job.tmp 2>/dev/null; mv hyg-job.tmp hyg-job'
+  run al exec s --background -- 'ls -l /proc/self/fd/ > /tmp/hyg-job.$$ 2>/dev/null; mv /tmp/hyg-job.$$ /tmp/hyg-job'
   [ "$status" -eq 0 ]
+  run al exec s -- 'for i in $(seq 300); do [ -e /tmp/hyg-job ] && break; sleep 0.1; done; cat /tmp/hyg-job && rm /tmp/hyg-job'
   printf '%s\n' "$output"
-  for i in $(seq 300); do [ -e "$WORK/hyg-job" ] && break; sleep 0.1; done
-  cat "$WORK/hyg-job"
-  others=$(grep -- '->' "$WORK/hyg-job" | grep -Ev ' [012] -> ' | grep -Ev -- '-> /proc/[0-9]+/fd$' || true)
-  rm -f "$WORK/hyg-job"
+  [ "$status" -eq 0 ]
+  [ "$(printf '%s\n' "$output" | grep -cE ' [012] -> ')" = 3 ]
+  others=$(printf '%s\n' "$output" | grep -- '->' | grep -Ev ' [012] -> ' | grep -Ev -- '-> /proc/[0-9]+/fd$' || true)
   [ -z "$others" ]
 }
 
