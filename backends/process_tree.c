@@ -7,10 +7,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,6 +22,9 @@ process_tree_exec (char *const *argv, char *const *envp, const char *cwd,
                    const int fds[5])
 {
   setsid ();
+  /* The command dies with its leader (the rest of the tree is found by
+   * pid 1, which adopts it: see process_tree_kill_orphans). */
+  prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   int n = fds[4] >= 0 ? 5 : 4;
   for (int i = 0; i < n; i++)
     if (dup2 (fds[i], i) < 0)
@@ -46,15 +50,21 @@ process_tree_exec (char *const *argv, char *const *envp, const char *cwd,
   _exit (e == ENOENT ? 127 : 126);
 }
 
+/* One scan of /proc: every process's pid, parent and state letter. */
+struct proc_table {
+  size_t n;
+  pid_t pid[MAX_PROCS], ppid[MAX_PROCS];
+  char state[MAX_PROCS];
+};
+
 /* /proc rather than /proc/PID/task/TID/children: that one needs a kernel
  * option. */
-size_t
-process_tree_descendants (pid_t root, pid_t *out, size_t max)
+static void
+scan (struct proc_table *t)
 {
-  static pid_t pid[MAX_PROCS], ppid[MAX_PROCS];
-  size_t n = 0, found = 0;
+  t->n = 0;
   DIR *d = opendir ("/proc");
-  for (struct dirent *e; d && (e = readdir (d)) && n < MAX_PROCS;)
+  for (struct dirent *e; d && (e = readdir (d)) && t->n < MAX_PROCS;)
     {
       char path[300], buf[512];
       if (e->d_name[0] < '1' || e->d_name[0] > '9')
@@ -69,42 +79,113 @@ process_tree_descendants (pid_t root, pid_t *out, size_t max)
       buf[r] = '\0';
       char *paren = strrchr (buf, ')'); /* the name may hold anything */
       int pp;
-      if (paren && sscanf (paren + 1, " %*c %d", &pp) == 1)
+      char st;
+      if (paren && sscanf (paren + 1, " %c %d", &st, &pp) == 2)
         {
-          pid[n] = atoi (e->d_name);
-          ppid[n++] = pp;
+          t->pid[t->n] = atoi (e->d_name);
+          t->ppid[t->n] = pp;
+          t->state[t->n++] = st;
         }
     }
   if (d)
     closedir (d);
-  /* Breadth first from root: out[] doubles as the queue. */
-  for (size_t q = 0, parent_i = 0;; q++)
+}
+
+static bool
+listed (pid_t p, const pid_t *set, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (set[i] == p)
+      return true;
+  return false;
+}
+
+/* Every descendant of root in t (at most max), leaving out the subtrees
+ * of the children of root listed in keep; zombies too when with_zombies. */
+static size_t
+collect (const struct proc_table *t, pid_t root, const pid_t *keep,
+         size_t nkeep, bool with_zombies, pid_t *out, size_t max)
+{
+  size_t found = 0;
+  /* Breadth first from root: out[] doubles as the queue.  A zombie has no
+   * children (they were reparented when it died), so leaving zombies out
+   * of the queue loses nothing below them. */
+  for (size_t q = 0;; q++)
     {
-      pid_t parent = q == 0 ? root : out[parent_i++];
-      for (size_t i = 0; i < n && found < max; i++)
-        if (ppid[i] == parent)
-          out[found++] = pid[i];
-      if (parent_i >= found)
+      pid_t parent = q == 0 ? root : out[q - 1];
+      for (size_t i = 0; i < t->n && found < max; i++)
+        if (t->ppid[i] == parent && (q > 0 || !listed (t->pid[i], keep, nkeep))
+            && (with_zombies || (t->state[i] != 'Z' && t->state[i] != 'X')))
+          out[found++] = t->pid[i];
+      if (q >= found)
         break;
     }
   return found;
 }
 
+size_t
+process_tree_descendants (pid_t root, pid_t *out, size_t max)
+{
+  static struct proc_table t;
+  scan (&t);
+  return collect (&t, root, NULL, 0, true, out, max);
+}
+
+static long long
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* SIGKILL every live descendant of ours outside keep's subtrees, again
+ * and again (a process forking while we kill cannot outrun us) until none
+ * is left alive.  Nothing is reaped here: the exit statuses belong to the
+ * caller's own wait loop (reaping them here once lost the command's own
+ * status, and its job never ended).  A zombie counts as gone.  Bounded: a
+ * process that cannot be killed (EPERM) is not waited for, and one that
+ * does not die (stuck in the kernel) is given up after KILL_WAIT_MS, the
+ * scans spaced out so that this never spins. */
+#define KILL_WAIT_MS 2000
+static bool
+kill_all (const pid_t *keep, size_t nkeep)
+{
+  static struct proc_table t;
+  static pid_t pids[MAX_PROCS];
+  long long give_up = now_ms () + KILL_WAIT_MS;
+  for (long nap_us = 500;; nap_us = nap_us < 50000 ? nap_us * 2 : 50000)
+    {
+      scan (&t);
+      size_t n = collect (&t, getpid (), keep, nkeep, false, pids, MAX_PROCS);
+      size_t alive = 0;
+      for (size_t i = 0; i < n; i++)
+        if (kill (pids[i], SIGKILL) == 0)
+          alive++;
+      if (alive == 0)
+        return true;
+      if (now_ms () >= give_up)
+        return false;
+      nanosleep (&(struct timespec){ 0, nap_us * 1000 }, NULL);
+    }
+}
+
 void
 process_tree_signal (int sig)
 {
-  static pid_t pids[MAX_PROCS];
-  for (int round = 0; round < 1000; round++)
+  if (sig == SIGKILL)
     {
-      size_t n = process_tree_descendants (getpid (), pids, MAX_PROCS);
-      if (n == 0)
-        return;
-      for (size_t i = 0; i < n; i++)
-        kill (pids[i], sig);
-      if (sig != SIGKILL)
-        return;
-      while (waitpid (-1, NULL, WNOHANG) > 0)
-        ;
-      nanosleep (&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
+      kill_all (NULL, 0);
+      return;
     }
+  static pid_t pids[MAX_PROCS];
+  size_t n = process_tree_descendants (getpid (), pids, MAX_PROCS);
+  for (size_t i = 0; i < n; i++)
+    kill (pids[i], sig);
+}
+
+bool
+process_tree_kill_orphans (const pid_t *keep, size_t n)
+{
+  return kill_all (keep, n);
 }
