@@ -11,6 +11,13 @@
  * reparented to the nearest subreaper), so a signal request reaches the
  * job's whole tree, and nothing else.
  *
+ * A leader that dies takes its tree with it: its command has
+ * PR_SET_PDEATHSIG, and whatever else it had is reparented to us, pid 1;
+ * since a live leader keeps its own orphans, anything we adopt that is not
+ * a leader is an orphan of a dead one, and we kill it with its tree
+ * (process_tree_kill_orphans).  The job then ends with an error naming the
+ * cause, never with an exit code of the leader's.
+ *
  * Built static: in a --rootfs sandbox there may be no libc to load. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,6 +50,7 @@ struct job {
   struct stdin_feed in; /* in.fd: the job's stdin pipe, -1 without */
   struct stdin_feed script; /* its script, on the job's fd 4; -1 without */
   bool exited, reported;
+  bool lost;      /* the leader died before reporting the command's end */
   int wait_status;
   long long drain_until_ms;
 };
@@ -213,6 +221,7 @@ spawn (const struct sup_msg *m)
     fcntl (j->in.fd, F_SETFL, O_NONBLOCK);
   if (j->script.fd >= 0)
     fcntl (j->script.fd, F_SETFL, O_NONBLOCK);
+  fcntl (j->status_fd, F_SETFL, O_NONBLOCK); /* read after the leader died too */
   if (leader < 0)
     {
       send_error (m->job, "fork: %s", strerror (errno));
@@ -262,8 +271,10 @@ handle_request (const struct sup_msg *m)
       if (!j)
         return send_error (m->job, "no such job%s", "");
       unsigned char sig = (unsigned char) m->signal;
-      if (j->ctl_fd >= 0 && write (j->ctl_fd, &sig, 1) != 1)
-        send_error (m->job, "the job's leader is gone%s", "");
+      /* A write fails only when the leader is dead: its end is reported
+       * (once) when we reap it, so nothing to say here. */
+      if (j->ctl_fd >= 0 && j->leader && write (j->ctl_fd, &sig, 1) != 1)
+        close_fd (&j->ctl_fd);
       return;
     default:
       send_error (0, "unexpected message type%s", "");
@@ -308,6 +319,18 @@ maybe_report_exit (struct job *j)
   close_fd (&j->meta_fd);
   stdin_feed_close (&j->in);
   stdin_feed_close (&j->script);
+  if (j->lost)
+    {
+      char why[128];
+      if (WIFSIGNALED (j->wait_status))
+        snprintf (why, sizeof why, "killed by signal %d", WTERMSIG (j->wait_status));
+      else
+        snprintf (why, sizeof why, "exited with status %d", WEXITSTATUS (j->wait_status));
+      send_error (j->id, "the job was lost: its leader was %s before the command "
+                  "ended (what the command started was killed)", why);
+      j->reported = true;
+      return;
+    }
   sup_begin (&out_msg, SUP_EXITED);
   sup_put_u32 (&out_msg, SUP_F_JOB, j->id);
   if (WIFSIGNALED (j->wait_status))
@@ -331,23 +354,42 @@ release_if_done (struct job *j)
     }
 }
 
+/* Reap whatever died (leaders, and the orphans killed below), then kill
+ * every orphan of a dead leader with its tree. */
 static void
-reap_leaders (void)
+reap_and_sweep (void)
 {
   int ws;
   pid_t r;
   while ((r = waitpid (-1, &ws, WNOHANG)) > 0)
     for (size_t i = 0; i < SUP_MAX_JOBS; i++)
-      if (jobs[i].id && jobs[i].leader == r)
-        {
-          jobs[i].leader = 0;
-          if (!jobs[i].exited) /* the leader died before its command */
-            {
-              jobs[i].exited = true;
-              jobs[i].wait_status = ws;
-              jobs[i].drain_until_ms = now_ms () + DRAIN_IDLE_MS;
-            }
-        }
+      {
+        struct job *j = &jobs[i];
+        if (!j->id || j->leader != r)
+          continue;
+        j->leader = 0;
+        /* A leader writes the status before it exits: read it now if it
+         * is there, whichever of the two we noticed first. */
+        if (!j->exited && j->status_fd >= 0
+            && read (j->status_fd, &j->wait_status, sizeof j->wait_status)
+                   == sizeof j->wait_status)
+          j->exited = true;
+        close_fd (&j->status_fd);
+        if (!j->exited)
+          {
+            j->exited = j->lost = true;
+            j->wait_status = ws;
+          }
+        j->drain_until_ms = now_ms () + DRAIN_IDLE_MS;
+      }
+  pid_t keep[SUP_MAX_JOBS];
+  size_t n = 0;
+  for (size_t i = 0; i < SUP_MAX_JOBS; i++)
+    if (jobs[i].id && jobs[i].leader > 0)
+      keep[n++] = jobs[i].leader;
+  process_tree_kill_orphans (keep, n);
+  while (waitpid (-1, NULL, WNOHANG) > 0)
+    ; /* the orphans just killed: no leader among them */
 }
 
 int
@@ -356,8 +398,8 @@ main (int argc, char **argv)
   /* The docker backend runs each command through us (see exec_leader.c). */
   if (argc > 1 && !strcmp (argv[1], EXEC_LEADER_FLAG))
     return exec_leader_main (argc - 1, argv + 1);
-  if (argc > 1 && !strcmp (argv[1], EXEC_IDLE_FLAG))
-    return exec_leader_idle ();
+  if (argc > 1 && !strcmp (argv[1], EXEC_INIT_FLAG))
+    return exec_leader_init ();
   int type = 0;
   socklen_t len = sizeof type;
   if (getsockopt (CONTROL_FD, SOL_SOCKET, SO_TYPE, &type, &len) < 0
@@ -432,7 +474,7 @@ main (int argc, char **argv)
               struct signalfd_siginfo si;
               while (read (sfd, &si, sizeof si) > 0)
                 ;
-              reap_leaders ();
+              reap_and_sweep ();
             }
           else if (j && p[i].fd == j->out_fd)
             forward_output (j, &j->out_fd, 1);
