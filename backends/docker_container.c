@@ -6,7 +6,8 @@
  * comes back), no-new-privileges, airlock's own seccomp baseline
  * (docker_seccomp.c) instead of the engine's default, tmpfs /tmp,
  * /var/tmp and /run with nosuid and nodev and a size, a pids limit,
- * docker's init (tini) as pid 1, no network unless configured, a
+ * our supervisor as pid 1 (it kills what dead job leaders leave, see
+ * EXEC_INIT_FLAG), no network unless configured, a
  * read-only root filesystem when docker.read_only_rootfs says so, mounts
  * given as Mounts (a missing bind source is an error, never a directory
  * docker creates as root).  The job leader is copied into an anonymous
@@ -35,6 +36,7 @@
 
 #include "docker_risk.h"
 #include "docker_seccomp.h"
+#include "exec_leader.h"
 #include "fnv1a.h"
 #include "protected_paths.h"
 #include "xprintf.h"
@@ -458,7 +460,7 @@ docker_container_plan (struct docker_container *c,
 
   cJSON *b = c->body = cJSON_CreateObject ();
   cJSON_AddStringToObject (b, "Image", o->image);
-  const char *cmd[] = { DOCKER_LEADER_PATH, "--idle", NULL };
+  const char *cmd[] = { DOCKER_LEADER_PATH, EXEC_INIT_FLAG, NULL };
   cJSON_AddItemToObject (b, "Cmd", string_array (cmd));
   cJSON_AddItemToObject (b, "Entrypoint", cJSON_CreateArray ()); /* the image's is not ours */
   cJSON_AddItemToObject (b, "Env", string_array (o->env));
@@ -523,7 +525,7 @@ docker_container_plan (struct docker_container *c,
   if (o->nano_cpus)
     cJSON_AddNumberToObject (hc, "NanoCpus", (double) o->nano_cpus);
   cJSON_AddStringToObject (hc, "NetworkMode", o->network ? "bridge" : "none");
-  cJSON_AddBoolToObject (hc, "Init", true);
+  cJSON_AddBoolToObject (hc, "Init", false); /* our own pid 1: EXEC_INIT_FLAG */
   cJSON_AddBoolToObject (hc, "Privileged", false);
   cJSON *restart = cJSON_AddObjectToObject (hc, "RestartPolicy");
   cJSON_AddStringToObject (restart, "Name", "no");
@@ -772,10 +774,8 @@ docker_container_up (struct docker_container *c, char **err)
       /* Reused only restarted: a container must hold no process of an
        * earlier life (a job leader of a daemon that died, whatever a
        * command left behind).  Not cleaned by a one-shot exec killing
-       * all but pid 1: that would take the init's child (the idle
-       * supervisor) and so the container with it, could not tell that
-       * child from a process that took its name, and could not kill a
-       * process of another uid.  A restart ends the container's pid
+       * all but pid 1: that could not tell one process from another that
+       * took its name, and could not kill a process of another uid.  A restart ends the container's pid
        * namespace, whatever ran in it; the image's layer, the volumes and
        * the job leader's copy are kept, the tmpfs mounts (/tmp, /var/tmp,
        * /run) start empty, as after a reboot.  t=0: nothing of that life

@@ -15,10 +15,10 @@
  * leader sees its stdin end).
  *
  * The exit status comes from the leader once the command's output is
- * drained; the exec's own exit code (GET /exec/{id}/json) is the fallback
- * when the stream ends without one (the leader was killed, or could not
- * start), unless the engine or the container went away: then the job
- * ends with an error naming the cause (exit_from_inspect).  event_fd is
+ * drained.  A stream that ends without one is a lost job, an error naming
+ * the cause (exit_from_inspect): the leader was killed or could not start
+ * (the exec's own exit code tells how), or the engine or the container
+ * went away.  event_fd is
  * an epoll descriptor over every job's connection.
  *
  * Everything the container sends is untrusted: code in it may own the
@@ -481,8 +481,10 @@ container_fate (struct backend_session *s)
 }
 
 /* The stream ended before the leader reported an exit.  Either the leader
- * itself was killed (OOM, a kill from inside): then the exec's own exit
- * code is the command's.  Or the engine or the container went away under
+ * itself was killed (OOM, a kill from inside) or could not start: the
+ * exec's own exit code says how, but it is no exit code of the command's,
+ * which nobody saw (what the command started died with the leader: pid 1
+ * kills a dead leader's orphans).  Or the engine or the container went away under
  * it (dockerd stopped or restarted: its API goes first, then it stops
  * the containers): that is no exit code of the command but an error, with
  * the cause. */
@@ -526,11 +528,13 @@ exit_from_inspect (struct backend_session *s, struct djob *j,
         poll (NULL, 0, 100);
       if (fate)
         err = xprintf ("the command did not end by itself: %s", fate);
+      else if (code->valueint > 128)
+        err = xprintf ("the job was lost: its leader was killed by signal %d "
+                       "before the command ended (what the command started "
+                       "was killed)", code->valueint - 128);
       else
-        {
-          ev->type = BACKEND_EXITED;
-          ev->exit_code = code->valueint;
-        }
+        err = xprintf ("the job was lost: its leader ended (exit code %d) "
+                       "without reporting the command's end", code->valueint);
     }
   docker_response_free (&r);
   free (fate);

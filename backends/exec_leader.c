@@ -224,13 +224,13 @@ exec_leader_main (int argc, char **argv)
       return 126;
     }
 
-  bool exited = false, reported = false, broker_gone = false;
+  bool exited = false, reported = false;
   int status = 0;
   long long drain_until = 0;
   for (;;)
     {
       struct pollfd p[7];
-      int fdv[7] = { broker_gone ? -1 : 0, sfd, l.out, l.err, l.meta,
+      int fdv[7] = { 0, sfd, l.out, l.err, l.meta,
                      l.in.len ? l.in.fd : -1, l.script.len ? l.script.fd : -1 };
       for (int k = 0; k < 7; k++)
         p[k] = (struct pollfd){ .fd = fdv[k], .events = k >= 5 ? POLLOUT : POLLIN };
@@ -245,9 +245,10 @@ exec_leader_main (int argc, char **argv)
       if (p[0].revents && !read_control (&l))
         {
           /* The broker is gone (or broke the protocol): nothing of the
-           * command may outlive it. */
-          broker_gone = true;
+           * command may outlive it, and nobody waits for its status.
+           * What we leave unreaped, pid 1 (EXEC_INIT_FLAG) reaps. */
           process_tree_signal (SIGKILL);
+          _exit (137);
         }
       if (p[5].revents)
         stdin_feed_pump (&l.in);
@@ -292,18 +293,50 @@ exec_leader_main (int argc, char **argv)
           send_frame (XL_EXIT, payload, sizeof payload);
           reported = true;
         }
-      if (reported && (no_children || broker_gone))
-        {
-          if (broker_gone)
-            process_tree_signal (SIGKILL);
-          return WIFSIGNALED (status) ? 128 + WTERMSIG (status) : WEXITSTATUS (status);
-        }
+      if (reported && no_children)
+        return WIFSIGNALED (status) ? 128 + WTERMSIG (status) : WEXITSTATUS (status);
     }
 }
 
 int
-exec_leader_idle (void)
+exec_leader_init (void)
 {
+  if (getpid () != 1)
+    {
+      fprintf (stderr, "airlock-supervisor " EXEC_INIT_FLAG ": the pid 1 of "
+               "airlock's docker containers, not run by hand\n");
+      return 2;
+    }
+  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+  /* As pid 1 we get only the signals we handle: SIGTERM (docker stop)
+   * ends the container at once. */
+  sigset_t set;
+  sigemptyset (&set);
+  sigaddset (&set, SIGCHLD);
+  sigaddset (&set, SIGTERM);
+  sigaddset (&set, SIGINT);
+  sigprocmask (SIG_BLOCK, &set, NULL);
+  int sfd = signalfd (-1, &set, SFD_CLOEXEC);
+  if (sfd < 0)
+    return 1;
   for (;;)
-    pause ();
+    {
+      struct signalfd_siginfo si;
+      if (read (sfd, &si, sizeof si) != sizeof si)
+        {
+          if (errno == EINTR)
+            continue;
+          return 1;
+        }
+      if (si.ssi_signo != SIGCHLD)
+        return 0;
+      /* Job leaders are exec'd from outside (their parent is not in the
+       * container): every child of ours is an orphan of a dead leader or
+       * of some other exec, and nothing may outlive its owner. */
+      while (waitpid (-1, NULL, WNOHANG) > 0)
+        ;
+      process_tree_kill_orphans (NULL, 0);
+      while (waitpid (-1, NULL, WNOHANG) > 0)
+        ;
+    }
 }

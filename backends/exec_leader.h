@@ -32,9 +32,12 @@
  * fills from SCRIPT frames: the script is never in the exec's Cmd, which
  * the host shows to anyone who can see the process (ps, docker inspect). */
 #define EXEC_LEADER_SCRIPT_FLAG "--script"
-/* The container's own command: it only has to stay alive (docker's init,
- * tini, is pid 1 and reaps what it inherits). */
-#define EXEC_IDLE_FLAG "--idle"
+/* The container's own command and pid 1 (HostConfig.Init is off: docker's
+ * tini would reap orphans but leave them running): it reaps whatever it
+ * inherits and kills it with its tree, since the job leaders are exec'd
+ * from outside and a live leader keeps its own orphans, so anything
+ * reparented to pid 1 is left over from a dead leader. */
+#define EXEC_INIT_FLAG "--init"
 
 #define XL_HEADER 5
 #define XL_MAX_PAYLOAD 65536
@@ -70,6 +73,6 @@ xl_get_u32 (const uint8_t *p)
 /* argv: EXEC_LEADER_FLAG [EXEC_LEADER_STDIN_FLAG] [EXEC_LEADER_SCRIPT_FLAG]
  *       -- COMMAND ARGS... */
 int exec_leader_main (int argc, char **argv);
-int exec_leader_idle (void);
+int exec_leader_init (void);
 
 #endif

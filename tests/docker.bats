@@ -127,7 +127,7 @@ container () {
   [ -n "$c" ]
   [ "$($DOCKER inspect -f '{{index .Config.Labels "airlock.user"}}' "$c")" = "$(id -u "$TEST_USER")" ]
   [ -n "$($DOCKER inspect -f '{{index .Config.Labels "airlock.config-hash"}}' "$c")" ]
-  [ "$($DOCKER inspect -f '{{.HostConfig.Init}} {{.HostConfig.NetworkMode}}' "$c")" = "true none" ]
+  [ "$($DOCKER inspect -f '{{.HostConfig.Init}} {{.HostConfig.NetworkMode}}' "$c")" = "false none" ]  # our supervisor is pid 1 (--init)
 }
 
 @test "docker: the pids limit is enforced" {
