@@ -14,8 +14,8 @@ ROOT=$(pwd)
 BUILDDIR=${BUILDDIR:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 MODES=${MODES:-unprivileged setuid caps}
-SUITES=${SUITES:-sandbox run limits hostile protect session sessions spool hygiene api doctest policy install}
-ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile protect session sessions spool hygiene api policy}
+SUITES=${SUITES:-sandbox run limits hostile protect session sessions spool hygiene lifecycle api doctest policy install}
+ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile protect session sessions spool hygiene lifecycle api policy}
 
 if [ "$(id -u)" != 0 ]; then
   echo "tests/run-tests.sh: run as root (sudo make check): it creates the test" \
@@ -160,7 +160,7 @@ run_suites release "$T/prefix" "$MODES"
 # Against the real dockerd, with a test image built without a registry.
 # dockerd not reachable: the suites fail when AIRLOCK_REQUIRE_DOCKER=1
 # (CI), else they are skipped with the reason.
-DOCKER_SUITES=${DOCKER_SUITES-sessions spool hygiene api docker}
+DOCKER_SUITES=${DOCKER_SUITES-sessions spool hygiene lifecycle api docker}
 if [ -n "$DOCKER_SUITES" ]; then
   section "docker: dockerd and the test image"
   docker_why=''
