@@ -19,7 +19,11 @@
  *
  * A frame is one type byte, a 4-byte big-endian length, the payload.
  * End of file on the leader's stdin without STDIN_EOF means the broker is
- * gone: the leader kills the whole tree.  The leader exits once the tree
+ * gone: the leader kills the whole tree at once.  dockerd delivers that
+ * end whatever closed the attach connection (it copies the hijacked
+ * stream into the exec's stdin pipe and closes the pipe at EOF or error),
+ * so a broker killed by SIGKILL takes its commands with it within a
+ * moment; lifecycle.bats holds it to that.  The leader exits once the tree
  * is empty, so the exec lives as long as anything the command started. */
 #ifndef AIRLOCK_BACKENDS_EXEC_LEADER_H
 #define AIRLOCK_BACKENDS_EXEC_LEADER_H
