@@ -354,10 +354,9 @@ release_if_done (struct job *j)
     }
 }
 
-/* Reap whatever died (leaders, and the orphans killed below), then kill
- * every orphan of a dead leader with its tree. */
+/* Reap whatever died: for a leader, its job's end is known. */
 static void
-reap_and_sweep (void)
+reap (void)
 {
   int ws;
   pid_t r;
@@ -382,14 +381,22 @@ reap_and_sweep (void)
           }
         j->drain_until_ms = now_ms () + DRAIN_IDLE_MS;
       }
+}
+
+/* At SIGCHLD: reap, then kill every orphan of a dead leader with its tree
+ * (and reap those).  A leader that dies meanwhile is reaped too; the
+ * orphans it leaves are next SIGCHLD's. */
+static void
+reap_and_sweep (void)
+{
+  reap ();
   pid_t keep[SUP_MAX_JOBS];
   size_t n = 0;
   for (size_t i = 0; i < SUP_MAX_JOBS; i++)
     if (jobs[i].id && jobs[i].leader > 0)
       keep[n++] = jobs[i].leader;
   process_tree_kill_orphans (keep, n);
-  while (waitpid (-1, NULL, WNOHANG) > 0)
-    ; /* the orphans just killed: no leader among them */
+  reap ();
 }
 
 int
