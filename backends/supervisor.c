@@ -235,6 +235,16 @@ spawn (const struct sup_msg *m)
 }
 
 static void
+job_note (const struct job *j, const char *text)
+{
+  sup_begin (&out_msg, SUP_OUTPUT);
+  sup_put_u32 (&out_msg, SUP_F_JOB, j->id);
+  sup_put_u32 (&out_msg, SUP_F_STREAM, 2);
+  sup_put_bytes (&out_msg, SUP_F_DATA, text, strlen (text));
+  send_msg ();
+}
+
+static void
 handle_request (const struct sup_msg *m)
 {
   struct job *j = m->type == SUP_SPAWN || m->type == SUP_PING ? NULL : find_job (m->job);
@@ -256,14 +266,17 @@ handle_request (const struct sup_msg *m)
        * is dropped without a word: the exit says what happened. */
       if (m->type == SUP_SCRIPT && feed->fd < 0)
         return;
+      /* Input that cannot be fed is said on the job's stderr, as the
+       * docker leader does: an error for a job would end it as lost while
+       * it runs. */
       if (feed->fd < 0)
-        return send_error (m->job, "job has no open stdin%s", "");
+        return job_note (j, "airlock: the job's stdin is closed: input dropped\n");
       switch (stdin_feed_push (feed, m->data, m->data_len, m->eof))
         {
         case -1:
-          return send_error (m->job, "stdin or script backlog over %s bytes", "4194304");
+          return job_note (j, "airlock: stdin or script backlog over 4 MiB: input dropped\n");
         case -2:
-          return send_error (m->job, "out of memory%s", "");
+          return job_note (j, "airlock: out of memory: input dropped\n");
         }
       stdin_feed_pump (feed);
       return;
