@@ -381,8 +381,8 @@ container () {
   run $DOCKER top "$c" -o pid,args
   echo "$output"
   [[ "$output" != *sleep* ]]
-  # Only the init, its idle child, and nothing else.
-  [ "$(echo "$output" | tail -n +2 | grep -vc 'docker-init\|airlock-supervisor --idle')" = 0 ]
+  # Only our pid 1 (airlock-supervisor --init), and nothing else.
+  [ "$(echo "$output" | tail -n +2 | grep -vc "airlock-supervisor --init")" = 0 ]
   run al exec s -- 'cat /mark; cat /tmp/mark 2>&1 || true'
   echo "$output"
   [ "${lines[0]}" = kept ]
