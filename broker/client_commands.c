@@ -543,19 +543,23 @@ run_exec (struct conn *c, int sfd, const char *session, cJSON *req, char **cwd)
 static const char exec_usage[]
     = "Usage: airlock exec SESSION [--timeout SEC] [--cwd DIR] [--env NAME=VALUE]...\n"
       "                    [--stdin] [--background] -- COMMAND\n"
+      "       airlock exec SESSION [OPTIONS] --command-file FILE\n"
       "Run COMMAND (a shell command line) in the named session: cd and export\n"
       "carry over between commands.  Output is live; the exit status is the\n"
       "command's (124 timeout, 130 interrupted, 77 refused by the approval\n"
       "gate).  --timeout takes fractions (0.5).  --env sets a variable for this\n"
       "command only.  --stdin sends our standard input to the command.\n"
-      "--background prints a job id at once.\n";
+      "--background prints a job id at once.  --command-file reads COMMAND\n"
+      "from FILE (- for standard input), so that it is not in our argv,\n"
+      "where any local user can read it.\n";
 
+/* All of fd's bytes, NUL-terminated; *n: how many (NULL: out of memory). */
 static char *
-slurp_stdin (void)
+slurp_fd (int fd, size_t *n_out)
 {
   size_t cap = 65536, len = 0;
   char *buf = malloc (cap);
-  for (ssize_t n; buf && (n = read (0, buf + len, cap - len - 1)) > 0;)
+  for (ssize_t n; buf && (n = read (fd, buf + len, cap - len - 1)) > 0;)
     {
       len += (size_t) n;
       if (len + 1 == cap)
@@ -571,7 +575,36 @@ slurp_stdin (void)
     }
   if (buf)
     buf[len] = '\0';
+  if (n_out)
+    *n_out = len;
   return buf;
+}
+
+/* The command of --command-file FILE ("-": stdin), or NULL after saying
+ * why. */
+static char *
+read_command_file (const char *file)
+{
+  int fd = strcmp (file, "-") ? open (file, O_RDONLY | O_CLOEXEC) : 0;
+  if (fd < 0)
+    {
+      fprintf (stderr, "airlock exec: --command-file %s: %s\n", file, strerror (errno));
+      return NULL;
+    }
+  size_t n = 0;
+  char *cmd = slurp_fd (fd, &n);
+  if (fd)
+    close (fd);
+  if (cmd && strlen (cmd) != n)
+    {
+      fprintf (stderr, "airlock exec: --command-file %s: holds a NUL byte; a "
+               "command is text\n", file);
+      free (cmd);
+      return NULL;
+    }
+  if (!cmd)
+    fprintf (stderr, "airlock exec: out of memory\n");
+  return cmd;
 }
 
 int
@@ -583,9 +616,11 @@ exec_command (int argc, char **argv)
     { "stdin", no_argument, NULL, 'i' },
     { "background", no_argument, NULL, 'b' },
     { "env", required_argument, NULL, 'e' },
+    { "command-file", required_argument, NULL, 'f' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
+  const char *command_file = NULL;
   cJSON *req = cJSON_CreateObject ();
   cJSON_AddStringToObject (req, "op", "exec");
   cJSON *env = cJSON_CreateObject ();
@@ -624,6 +659,7 @@ exec_command (int argc, char **argv)
       case 'c': cJSON_AddStringToObject (req, "cwd", optarg); break;
       case 'i': use_stdin = true; break;
       case 'b': cJSON_AddTrueToObject (req, "background"); break;
+      case 'f': command_file = optarg; break;
       case 'e':
         if (add_env_arg (env, optarg))
           break;
@@ -638,29 +674,40 @@ exec_command (int argc, char **argv)
     cJSON_AddItemToObject (req, "env", env);
   else
     cJSON_Delete (env);
-  if (argc - optind < 1)
+  if (command_file ? argc > optind || (use_stdin && !strcmp (command_file, "-"))
+                   : argc - optind < 1)
     {
+      if (command_file)
+        fputs ("airlock exec: --command-file takes the place of COMMAND (and of "
+               "--stdin when it reads standard input)\n", stderr);
       fputs (exec_usage, stderr);
       cJSON_Delete (req);
       return 2;
     }
   cJSON_AddStringToObject (req, "session", session);
-  /* The words after the options form one shell command line. */
+  char *cmd = NULL;
+  if (command_file && !(cmd = read_command_file (command_file)))
+    {
+      cJSON_Delete (req);
+      return 2;
+    }
+  /* Else the words after the options form one shell command line. */
   size_t len = 1;
-  for (int i = optind; i < argc; i++)
+  for (int i = optind; !cmd && i < argc; i++)
     len += strlen (argv[i]) + 1;
-  char *cmd = calloc (1, len);
-  for (int i = optind; i < argc; i++)
+  if (!cmd)
+    cmd = calloc (1, len);
+  for (int i = optind; !command_file && cmd && i < argc; i++)
     {
       strcat (cmd, argv[i]);
       if (i + 1 < argc)
         strcat (cmd, " ");
     }
-  cJSON_AddStringToObject (req, "command", cmd);
+  cJSON_AddStringToObject (req, "command", cmd ? cmd : "");
   free (cmd);
   if (use_stdin)
     {
-      char *in = slurp_stdin ();
+      char *in = slurp_fd (0, NULL);
       cJSON_AddStringToObject (req, "stdin", in ? in : "");
       free (in);
     }

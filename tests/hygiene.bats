@@ -144,3 +144,34 @@ EOF
   [ "$(field exit_code)" = 0 ]
   [ "$(field output)" = "aaa /tmp" ]
 }
+
+@test "hygiene: airlock exec --command-file keeps the command out of the client's argv too" {
+  al session open s
+  secret="airlock-cli-$RANDOM$RANDOM-$$"
+  nap=$((200000 + RANDOM))
+  printf 'TOKEN=%s; sleep %s; echo "[${#TOKEN}]"\n' "$secret" "$nap" > "$WORK/hygiene-cmd-$BATS_TEST_NUMBER"
+  chown "$TEST_USER" "$WORK/hygiene-cmd-$BATS_TEST_NUMBER"
+  as_user timeout -k 5 60 "$AIRLOCK" exec s --timeout 20 --command-file - \
+    < "$WORK/hygiene-cmd-$BATS_TEST_NUMBER" > "$T/hygiene-cli-out" 2>&1 3>&- &
+  for i in $(seq 300); do pgrep -fx "sleep $nap" >/dev/null && break; sleep 0.1; done
+  pgrep -fx "sleep $nap"
+  run runuser -u "$OTHER_USER" -- ps -eo args
+  [[ "$output" == *"airlock exec s --timeout 20 --command-file -"* ]]
+  [[ "$output" != *"$secret"* ]]
+  pkill -fx "sleep $nap"
+  wait
+  # the whole command ran: the variable was set before the sleep
+  grep -qx "\[${#secret}\]" "$T/hygiene-cli-out" || { cat "$T/hygiene-cli-out"; false; }
+  # from a file; with words as well it is a usage error
+  run al exec s --command-file "$WORK/hygiene-cmd-$BATS_TEST_NUMBER" -- true
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--command-file takes the place of COMMAND"* ]]
+  echo 'echo from-a-file' > "$WORK/hygiene-cmd-$BATS_TEST_NUMBER"
+  run al exec s --command-file "$WORK/hygiene-cmd-$BATS_TEST_NUMBER"
+  [ "$status" -eq 0 ]
+  [ "$output" = from-a-file ]
+  run al exec s --command-file /no/such/file
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--command-file /no/such/file: No such file or directory"* ]]
+  rm -f "$WORK/hygiene-cmd-$BATS_TEST_NUMBER"
+}
