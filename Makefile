@@ -250,7 +250,7 @@ DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev \
                 libcap-ng-dev libseccomp-dev libnl-3-dev libnl-route-3-dev \
                 libnl-route-3-200 libcjson-dev libcurl4-openssl-dev libcmocka-dev \
                 bats libcap2-bin busybox-static iproute2 procps util-linux passwd \
-                python3 man-db bubblewrap libpcre2-dev libunistring-dev docker.io sudo
+                python3 man-db bubblewrap libpcre2-dev libunistring-dev docker.io sudo curl
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	  | grep -q '^install ok installed' || echo $$p; done); \
