@@ -32,21 +32,6 @@ base_env () {
   export EXTRA_ENV="XDG_RUNTIME_DIR=$RUNDIR AIRLOCK_SUPERVISOR=$AIRLOCK_SUPERVISOR AIRLOCK_BACKEND=docker AIRLOCK_DAEMON_IDLE_EXIT=30 AIRLOCK_DOCKER_IMAGE=$IMAGE AIRLOCK_DOCKER_PULL=false $*"
 }
 
-# The pid of this test's daemon, if any.  (Other runs' daemons may be
-# listed after it: the loop's status must not be the last grep's.)
-daemon_pid () {
-  pgrep -f "^airlock daemon" | while read -r p; do
-    grep -qz "XDG_RUNTIME_DIR=$RUNDIR" "/proc/$p/environ" 2>/dev/null && echo "$p"; true; done
-}
-
-# This test's daemon, politely (SIGTERM: it closes its sessions).
-stop_daemon () {
-  local pid i
-  pid=$(daemon_pid)
-  [ -n "$pid" ] && kill $pid 2>/dev/null
-  for i in $(seq 50); do [ -z "$pid" ] || ! kill -0 $pid 2>/dev/null && break; sleep 0.1; done
-}
-
 teardown () {
   stop_daemon
   [ -z "${reg:-}" ] || kill "$reg" 2>/dev/null # the registry double, if any

@@ -47,10 +47,11 @@ reset_conf () {
   rm -f "$HELPER_CONF"
 }
 
-# Wait up to 5 s for no process to match the pattern (a unique sleep).
+# Wait up to $2 seconds (default 5) for no process to match the pattern
+# $1 (a unique sleep).
 gone () {
   local i
-  for i in $(seq 50); do
+  for i in $(seq $((${2:-5} * 10))); do
     pgrep -f "$1" >/dev/null || return 0
     sleep 0.1
   done
@@ -62,4 +63,22 @@ gone () {
 # dynamically, so it cannot start in a container or a bare rootfs.
 needs_static_supervisor () {
   [ "${VARIANT:-release}" != asan ] || skip "the ASan build's supervisor is not static: $*"
+}
+
+# The pid of this test's daemon (the one started with XDG_RUNTIME_DIR=
+# $RUNDIR), if any.  Other runs' daemons may be listed after it: the
+# loop's status must not be the last grep's (bats runs with set -e).
+daemon_pid () {
+  pgrep -f "^airlock daemon" | while read -r p; do
+    grep -qz "XDG_RUNTIME_DIR=$RUNDIR" "/proc/$p/environ" 2>/dev/null && echo "$p"; true; done
+}
+
+# This test's daemon, politely (SIGTERM: it closes its sessions), and
+# only it; waits up to 5 s for it to go.
+stop_daemon () {
+  local pid i
+  pid=$(daemon_pid)
+  [ -n "$pid" ] && kill $pid 2>/dev/null
+  for i in $(seq 50); do [ -z "$pid" ] || ! kill -0 $pid 2>/dev/null && break; sleep 0.1; done
+  true
 }

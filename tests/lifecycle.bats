@@ -21,16 +21,8 @@ setup () {
   marker=$((RANDOM + 1000))
 }
 
-# This test's daemon, and only it.
-daemon_pid () {
-  pgrep -u "$TEST_USER" -f "^airlock daemon" | while read -r p; do
-    grep -qz "XDG_RUNTIME_DIR=$RUNDIR" "/proc/$p/environ" 2>/dev/null && echo "$p"; done
-}
-
 teardown () {
-  pid=$(daemon_pid)
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null
-  for i in $(seq 50); do [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null && break; sleep 0.1; done
+  stop_daemon
   # A daemon killed by the test leaves its containers: this test's only.
   if [ "$BACKEND" = docker ]; then
     ids=$($DOCKER ps -aq --filter "label=airlock.owner=$RUNDIR/airlock" 2>/dev/null)
@@ -46,17 +38,6 @@ api () { printf '%s\n' "$@" | as_user timeout -k 5 60 "$AIRLOCK" serve; }
 field () {
   printf '%s\n' "$output" | grep '^{' | tail -n 1 |
     python3 -c 'import json,sys; v=json.load(sys.stdin); [v := v[int(k)] if isinstance(v, list) else v[k] for k in sys.argv[1].split(".")]; print(json.dumps(v) if not isinstance(v, str) else v)' "$1"
-}
-
-# Wait up to $1 seconds for no process to match $2.
-gone_within () {
-  local i
-  for i in $(seq $(($1 * 10))); do
-    pgrep -f "$2" > /dev/null || return 0
-    sleep 0.1
-  done
-  pgrep -af "$2"
-  return 1
 }
 
 # Wait up to 5 s for a process matching $1; its pid.
@@ -101,7 +82,7 @@ container_clean_within () {
   # The deadline (2 s), the grace (2 s), 2 s more; and a second for the
   # client's own start.
   [ $((end - start)) -le 7 ]
-  gone_within 2 "^sleep $marker\."
+  gone "^sleep $marker\." 2
   run al exec s -- 'echo still usable'
   [ "$output" = "still usable" ]
 }
@@ -117,7 +98,7 @@ container_clean_within () {
   for i in $(seq 40); do grep -q '^rc=' "$T/lc-intr.out" && break; sleep 0.1; done
   cat "$T/lc-intr.out"
   grep -qx "rc=130" "$T/lc-intr.out"
-  gone_within 2 "^sleep $marker\."
+  gone "^sleep $marker\." 2
   run al exec s -- 'echo still usable'
   [ "$output" = "still usable" ]
 }
@@ -136,7 +117,7 @@ container_clean_within () {
     sleep 0.1
   done
   [ "$(field state)" = killed ]
-  gone_within 2 "^sleep $marker\."
+  gone "^sleep $marker\." 2
   run al exec s -- 'echo still usable'
   [ "$output" = "still usable" ]
 }
@@ -152,7 +133,7 @@ container_clean_within () {
   [ "$(field exit_code)" = null ]
   [[ "$(field error.message)" == *"leader"*"killed by signal 9"* ]]
   [ "$(grep -c '"event":"result"' <<< "$output")" -eq 1 ]
-  gone_within 2 "^sleep $marker\."
+  gone "^sleep $marker\." 2
   run al exec s -- 'echo still usable'
   [ "$output" = "still usable" ]
 }
@@ -166,7 +147,7 @@ container_clean_within () {
   leader=$(awk '{print $4}' "/proc/$shell/stat")
   grep -q airlock-superv "/proc/$leader/comm"
   kill -KILL "$leader"
-  gone_within 2 "^sleep $marker\."
+  gone "^sleep $marker\." 2
   for i in $(seq 30); do
     run api '{"id":2,"op":"job_output","session":"s","job":'"$job"'}'
     [ "$(field state)" != running ] && break
@@ -188,6 +169,6 @@ container_clean_within () {
   appears "^sleep $marker.2"
   appears "^sleep $marker.4"
   kill -KILL "$(daemon_pid)"
-  gone_within 2 "^sleep $marker\."
+  gone "^sleep $marker\." 2
   container_clean_within s 2
 }

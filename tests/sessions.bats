@@ -16,12 +16,7 @@ setup () {
 }
 
 teardown () {
-  # The daemon this test started, and only it.
-  pid=$(pgrep -u "$TEST_USER" -f "^airlock daemon" | while read -r p; do
-          grep -qz "XDG_RUNTIME_DIR=$RUNDIR" "/proc/$p/environ" 2>/dev/null && echo "$p"; done)
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null
-  for i in $(seq 50); do [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null && break; sleep 0.1; done
-  true
+  stop_daemon
 }
 
 al () { as_user "$AIRLOCK" "$@"; }

@@ -18,18 +18,11 @@ setup () {
   export EXTRA_ENV="XDG_RUNTIME_DIR=$RUNDIR AIRLOCK_SUPERVISOR=$AIRLOCK_SUPERVISOR AIRLOCK_BACKEND=$BACKEND AIRLOCK_DAEMON_IDLE_EXIT=30 ${BACKEND_ENV:-} ${SESSION_ENV:-}"
 }
 
-daemon_pid () {
-  pgrep -u "$TEST_USER" -f "^airlock daemon" | while read -r p; do
-    grep -qz "XDG_RUNTIME_DIR=$RUNDIR" "/proc/$p/environ" 2>/dev/null && echo "$p"; done
-}
-
 teardown () {
   [ -n "${client:-}" ] && kill -KILL "$client" 2>/dev/null
   # a raw client this test left waiting, and only it
   pkill -KILL -u "$TEST_USER" -f "spool_client.py $SOCK " 2>/dev/null
-  pid=$(daemon_pid)
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null
-  for i in $(seq 50); do [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null && break; sleep 0.1; done
+  stop_daemon
   mountpoint -q "$RUNDIR" && umount -l "$RUNDIR"
   rm -rf "$RUNDIR"
   true
