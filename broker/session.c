@@ -228,21 +228,30 @@ find_exec (struct session *s, uint32_t job)
   return NULL;
 }
 
-/* What the session layer itself has to say about a job, where its
- * errors go (the spool, and a foreground command's windows). */
-static void
-say (struct session_exec *e, const char *m)
+/* Output of the job on stream 1 or 2: to its spool, a foreground
+ * command's windows, and whoever follows it.  False once the spool drops
+ * bytes (spool_append). */
+static bool
+record_output (struct session_exec *e, int stream, const void *data, size_t n)
 {
-  if (!m)
-    return;
-  spool_append (e->spool, 2, m, strlen (m));
-  if (e->w_err)
+  bool kept = spool_append (e->spool, stream, data, n);
+  if (e->w_out)
     {
-      output_window_feed (e->w_err, m, strlen (m));
-      output_window_feed (e->w_all, m, strlen (m));
+      output_window_feed (stream == 2 ? e->w_err : e->w_out, data, n);
+      output_window_feed (e->w_all, data, n);
     }
   if (e->cb && e->cb->output)
     e->cb->output (e->ctx, e);
+  return kept;
+}
+
+/* What the session layer itself has to say about a job, where its
+ * errors go. */
+static void
+say (struct session_exec *e, const char *m)
+{
+  if (m)
+    record_output (e, 2, m, strlen (m));
 }
 
 /* The one kill path: TERM to the job's whole tree now, KILL to whatever
@@ -387,16 +396,8 @@ on_event (struct session *s, const struct backend_event *ev)
         }
       if (ev->stream != 1 && ev->stream != 2)
         return;
-      if (!spool_append (e->spool, ev->stream, ev->data, ev->len)
-          && s->lim.spool_full_stops)
+      if (!record_output (e, ev->stream, ev->data, ev->len) && s->lim.spool_full_stops)
         stop_job (e, JOB_END_KILLED);
-      if (e->w_out)
-        {
-          output_window_feed (ev->stream == 2 ? e->w_err : e->w_out, ev->data, ev->len);
-          output_window_feed (e->w_all, ev->data, ev->len);
-        }
-      if (e->cb && e->cb->output)
-        e->cb->output (e->ctx, e);
       return;
     case BACKEND_EXITED:
       end_job (s, e, ev->exit_code, ev->signal, NULL);
