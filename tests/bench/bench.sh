@@ -155,6 +155,7 @@ main () {
   install -m 0755 "$BUILDDIR/airlock" "$T/bin/airlock" &&
     install -m 0755 "$BUILDDIR/airlock-helper" "$T/libexec/airlock/airlock-helper" &&
     install -m 0755 "$BUILDDIR/airlock-supervisor" "$T/libexec/airlock/airlock-supervisor" &&
+    install -D -m 0644 policy/default.rules "$T/share/airlock/default.rules" &&
     install -m 0644 "$SELF" "$T/bench.sh" ||
     { echo "bench: cannot copy the build into $T; nothing measured"; exit 0; }
   chmod 0700 "$T/xdg"
@@ -166,6 +167,7 @@ main () {
     HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" XDG_RUNTIME_DIR="$T/xdg"
     AIRLOCK_HELPER="$T/libexec/airlock/airlock-helper"
     AIRLOCK_SUPERVISOR="$T/libexec/airlock/airlock-supervisor"
+    AIRLOCK_DEFAULT_RULES="$T/share/airlock/default.rules" AIRLOCK_POLICY_MODE=approve
     AIRLOCK_DAEMON_IDLE_EXIT=60
     BENCH_T="$T" BENCH_BUILDDIR="$BUILDDIR" BENCH_ROOT_RUN="$([ "$(id -u)" = 0 ] && echo 1)"
     N_EXEC="$N_EXEC" N_OPEN="$N_OPEN" WARMUP="$WARMUP" BWRAP_NOTE="$BWRAP_NOTE"
@@ -234,7 +236,7 @@ api () { # json-without-id
     # (an answer to an earlier request that gave up waiting is not ours)
     [[ $line == '{"id":'"$API_ID"[,}]* ]] || continue
     case $line in
-      *'"event":"output"'*) ;;
+      *'"event":"output"'*|*'"event":"started"'*) ;;
       *'"event":"result"'*) API_LAST=$line; [[ $line == *'"exit_code":0,'* ]]; return ;;
       *'"ok":true'*) API_LAST=$line; return 0 ;;
       *) API_LAST=$line; return 1 ;;
