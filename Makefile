@@ -94,7 +94,7 @@ SUPERVISOR_SRCS := backends/supervisor.c backends/supervisor_protocol.c helper/p
 HELPER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/%.o,$(HELPER_SRCS))
 BROKER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/broker-%.o,$(BROKER_SRCS))
 
-.PHONY: all bench check check-installed test unit fuzz fuzz-smoke deps demo install install-setuid \
+.PHONY: all bench bench-peers check check-installed test unit fuzz fuzz-smoke deps demo install install-setuid \
         install-caps uninstall clean helper-lines
 
 # The man pages carry the version and the paths this build looks in.
@@ -265,6 +265,20 @@ deps:
 bench: all $(BUILDDIR)/gate-bench
 	$(BUILDDIR)/gate-bench policy/default.rules
 	BUILDDIR=$(BUILDDIR) tests/bench/bench.sh
+
+# The peers an agent would pick instead (Anthropic's srt, OpenAI's codex
+# sandbox), pinned by tests/bench/peers/package-lock.json, into
+# $(BUILDDIR)/peers (never global); srt also needs ripgrep and socat.
+# make bench measures them when they are there.
+PEER_PACKAGES := ripgrep socat bubblewrap
+bench-peers:
+	@missing=$$(for p in $(PEER_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
+	  | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then echo "installing:" $$missing; \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; fi
+	mkdir -p $(BUILDDIR)/peers
+	cp tests/bench/peers/package.json tests/bench/peers/package-lock.json $(BUILDDIR)/peers/
+	cd $(BUILDDIR)/peers && npm ci --no-audit --no-fund --loglevel=error
 
 GATE_SRCS := policy/gate.c policy/rules.c policy/shell_parse.c policy/normalize.c policy/inline_code.c policy/xalloc.c
 $(BUILDDIR)/gate-bench: tests/bench/gate_bench.c $(GATE_SRCS) $(wildcard policy/*.h) Makefile $(BUILD_OPTIONS)

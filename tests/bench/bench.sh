@@ -2,32 +2,41 @@
 # SPDX-License-Identifier: MIT
 # `make bench`: what airlock costs, side by side with the obvious baselines,
 # in one run:
+#   0. the command-line client's start (`airlock --version`) against
+#      /bin/true;
 #   1. per command in a warm local session (`airlock exec S -- true`, and the
 #      same through one `airlock serve` JSON-API connection) against spawning
-#      `bash -c true` directly;
-#   2. creating a sandbox (`airlock session open`/`close`, by the CLI and by
-#      the API, and the one-shot `airlock run -- true`) against
-#      `bwrap --unshare-all --die-with-parent --new-session --ro-bind / /
-#      --proc /proc --dev /dev true`;
-#   3. per command in a warm docker session (`airlock exec S -- true`, CLI
-#      and API) against `docker exec CONTAINER true` through the docker CLI
-#      on the same container, when a dockerd answers (the test image is
-#      built by tests/docker/make-image.sh).
-# Prints mean, median, p95 and min in ms, and ratios to the baseline.  The
-# series of a table are interleaved (one of each per round) so drift hits
-# them alike; a few warm-up rounds are not counted.
+#      `bash -c true` directly, and against the original's per-command
+#      wrapper (hermes-agent: source a snapshot, eval, `export -p` + mv,
+#      `pwd -P`), emulated unsandboxed from its description;
+#   2. creating a sandbox (`airlock run -- true` with the setuid helper and
+#      with the unprivileged one, `airlock session open`/`close` by the CLI
+#      and by the API) against `bwrap --unshare-all --die-with-parent
+#      --new-session --ro-bind / / --proc /proc --dev /dev true`, and the
+#      peers an agent would pick instead when `make bench-peers` installed
+#      them: Anthropic's `srt -c true`, OpenAI's `codex sandbox -- true`;
+#   3. per command in a warm docker session (CLI and API) against
+#      `docker exec CONTAINER true` on the same container, and a docker
+#      session's open (+ close) against `docker run --rm IMAGE true`, when a
+#      dockerd answers (the test image is built by tests/docker/make-image.sh);
+# then issue 11's goals, each ratio met or not.  Prints n, median, mean,
+# p95, min and max in ms, and ratios to the baseline.  The series of a
+# table are interleaved (one of each per round) so drift hits them alike; a
+# few warm-up rounds are not counted.
 #
-# Prints figures, never fails: timing, a missing bwrap, a sandbox that
-# cannot start are all reported and the exit status is 0.  Exit status 2
-# only when the build (BUILDDIR) is missing.
+# Prints figures, never fails: timing, a missing bwrap or peer, a sandbox
+# that cannot start are all reported and the exit status is 0.  Exit status
+# 2 only when the build (BUILDDIR) is missing.
 #
 # As root, everything measured runs as the unprivileged system user
 # airlock-bench (created if missing, and removed again when this run created
-# it), from a private 0755 prefix under /tmp holding a copy of the build;
-# missing bwrap is installed (Debian package bubblewrap).  As a normal user,
-# the same as that user.  Either way the whole measurement runs in one
-# process as that user (no runuser/sudo per run), with a private
-# XDG_RUNTIME_DIR and its own daemon, which is stopped by its pid at the end.
+# it), from a private 0755 prefix under /tmp holding a copy of the build
+# with the helper setuid root; missing bwrap is installed (Debian package
+# bubblewrap).  As a normal user, the same as that user (the helper then
+# uses unprivileged user namespaces).  Either way the whole measurement
+# runs in one process as that user (no runuser/sudo per run), with a
+# private XDG_RUNTIME_DIR and its own daemon, which is stopped by its pid
+# at the end.
 #
 # Environment: BUILDDIR (build), N_EXEC (200), N_OPEN (20), WARMUP (5),
 # BENCH_USER (airlock-bench; root only), BENCH_TIMEOUT (seconds, 1200).
@@ -49,7 +58,10 @@ DOCKER_IMAGE=airlock-test:latest
 
 is_our_daemon () { # pid: the daemon the worker started, in our prefix
   [[ $1 =~ ^[0-9]+$ ]] || return 1
-  [ "$(tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null)" = "$T/bin/airlock daemon " ] &&
+  case "$(tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null)" in
+    "$T/bin/airlock daemon "|"airlock daemon ") ;;
+    *) return 1 ;;
+  esac &&
     grep -qzx "XDG_RUNTIME_DIR=$T/xdg" "/proc/$1/environ" 2>/dev/null
 }
 
@@ -64,6 +76,7 @@ cleanup () {
     fi
   fi
   [ -n "$T" ] && rm -rf "$T"
+  [ -n "${PEER_HOME:-}" ] && rm -rf "$PEER_HOME"
   if [ "$CREATED_USER" = 1 ]; then
     for i in $(seq 30); do pgrep -u "$RUN_USER" >/dev/null || break; sleep 0.1; done
     if pgrep -u "$RUN_USER" >/dev/null; then
@@ -151,23 +164,49 @@ main () {
   fi
 
   # The private prefix: a copy of the build, a workspace, a runtime dir.
+  # As root the helper is installed setuid there (the usual install; the
+  # prefix is root's and 0755), with an unprivileged copy beside it.
   mkdir -p "$T/bin" "$T/libexec/airlock" "$T/work" "$T/xdg" "$T/home"
   install -m 0755 "$BUILDDIR/airlock" "$T/bin/airlock" &&
     install -m 0755 "$BUILDDIR/airlock-helper" "$T/libexec/airlock/airlock-helper" &&
+    install -m 0755 "$BUILDDIR/airlock-helper" "$T/libexec/airlock/airlock-helper-userns" &&
     install -m 0755 "$BUILDDIR/airlock-supervisor" "$T/libexec/airlock/airlock-supervisor" &&
     install -D -m 0644 policy/default.rules "$T/share/airlock/default.rules" &&
     install -m 0644 "$SELF" "$T/bench.sh" ||
     { echo "bench: cannot copy the build into $T; nothing measured"; exit 0; }
+  if [ -x "$BUILDDIR/airlock-daemon" ]; then
+    install -m 0755 "$BUILDDIR/airlock-daemon" "$T/libexec/airlock/airlock-daemon" ||
+      { echo "bench: cannot copy the build into $T; nothing measured"; exit 0; }
+  fi
+  if [ "$(id -u)" = 0 ]; then
+    chown root:root "$T/libexec/airlock/airlock-helper" && chmod 4755 "$T/libexec/airlock/airlock-helper"
+  fi
   chmod 0700 "$T/xdg"
   if [ "$(id -u)" = 0 ]; then
     chown "$RUN_USER" "$T/work" "$T/xdg" "$T/home"
+  fi
+
+  # The peers (make bench-peers): run from where they were installed, by
+  # a user who can reach them, with a home outside /tmp (codex refuses to
+  # put its helper links under a temporary directory).
+  PEERS_NOTE='' PEERS_BIN=$BUILDDIR/peers/node_modules/.bin PEER_HOME=''
+  if [ ! -x "$PEERS_BIN/srt" ] || [ ! -x "$PEERS_BIN/codex" ]; then
+    PEERS_NOTE="not installed (make bench-peers installs them into $BUILDDIR/peers)"
+  elif [ "$(id -u)" = 0 ] && ! runuser -u "$RUN_USER" -- test -x "$PEERS_BIN/srt"; then
+    PEERS_NOTE="$RUN_USER cannot reach $PEERS_BIN"
+  elif ! PEER_HOME=$(mktemp -d /var/tmp/airlock-bench-home.XXXXXX); then
+    PEER_HOME='' PEERS_NOTE="cannot create a home for them under /var/tmp"
+  else
+    [ "$(id -u)" = 0 ] && chown "$RUN_USER" "$PEER_HOME"
   fi
 
   local cmd=(env -i PATH=/usr/local/bin:/usr/bin:/bin LC_ALL=C
     HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" XDG_RUNTIME_DIR="$T/xdg"
     AIRLOCK_HELPER="$T/libexec/airlock/airlock-helper"
     AIRLOCK_SUPERVISOR="$T/libexec/airlock/airlock-supervisor"
-    AIRLOCK_DEFAULT_RULES="$T/share/airlock/default.rules" AIRLOCK_POLICY_MODE=approve
+    AIRLOCK_DAEMON="$T/libexec/airlock/airlock-daemon"
+    AIRLOCK_DEFAULT_RULES="$T/share/airlock/default.rules"
+    PEERS_NOTE="$PEERS_NOTE" PEERS_BIN="$PEERS_BIN" PEER_HOME="$PEER_HOME"
     AIRLOCK_DAEMON_IDLE_EXIT=60
     BENCH_T="$T" BENCH_BUILDDIR="$BUILDDIR" BENCH_ROOT_RUN="$([ "$(id -u)" = 0 ] && echo 1)"
     N_EXEC="$N_EXEC" N_OPEN="$N_OPEN" WARMUP="$WARMUP" BWRAP_NOTE="$BWRAP_NOTE"
@@ -269,33 +308,35 @@ api_stop () {
 
 # ---- figures ----
 
-# S_N S_MEAN S_MED S_P95 S_MIN (µs) of a series.
+# S_N S_MEAN S_MED S_P95 S_MIN S_MAX (µs) of a series.
 stats () { # key
-  S_N=0 S_MEAN='' S_MED='' S_P95='' S_MIN=''
+  S_N=0 S_MEAN='' S_MED='' S_P95='' S_MIN='' S_MAX=''
   [ -n "${DATA[$1]:-}" ] || return 0
-  read -r S_N S_MEAN S_MED S_P95 S_MIN < <(printf '%s\n' ${DATA[$1]} | sort -n | awk '
+  read -r S_N S_MEAN S_MED S_P95 S_MIN S_MAX < <(printf '%s\n' ${DATA[$1]} | sort -n | awk '
     { v[NR] = $1; s += $1 }
     END {
       med = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
       i = int(0.95 * NR); if (i < 0.95 * NR) i++
-      printf "%d %.1f %.1f %.1f %.1f\n", NR, s / NR, med, v[i], v[1]
+      printf "%d %.1f %.1f %.1f %.1f %.1f\n", NR, s / NR, med, v[i], v[1], v[NR]
     }')
 }
 
 ms () { awk -v u="$1" 'BEGIN { printf "%.2f", u / 1000 }'; }
-ratio () { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else printf "-" }'; }
+ratio () { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else printf "-" }'; }
 
-TABLE_FMT='%-46s %5s %8s %8s %8s %8s %9s %9s'
+TABLE_FMT='%-50s %4s %8s %8s %8s %8s %8s %9s %9s'
 
-table_head () { # title, baseline description
+table_head () { # title
   printf '\n== %s\n' "$1"
-  printf "$TABLE_FMT\n" "" n mean median p95 min "x mean" "x median"
+  printf "$TABLE_FMT\n" "" n median mean p95 min max "x median" "x mean"
 }
 
 row () { # label key baseline-key
-  local label=$1 key=$2 base=$3 note='' first bmean bmed
-  stats "$base"
-  bmean=$S_MEAN bmed=$S_MED
+  local label=$1 key=$2 base=$3 note='' first bmean='' bmed=''
+  if [ -n "$base" ]; then
+    stats "$base"
+    bmean=$S_MEAN bmed=$S_MED
+  fi
   stats "$key"
   if [ "${FAIL[$key]:-0}" -gt 0 ]; then
     note="${FAIL[$key]} failed (first: status ${FSTATUS[$key]})"
@@ -303,7 +344,7 @@ row () { # label key baseline-key
     [ -n "$first" ] && note+=": $first"
   fi
   if [ "$S_N" = 0 ]; then
-    printf "$TABLE_FMT  %s\n" "$label" 0 - - - - - - "$note"
+    printf "$TABLE_FMT  %s\n" "$label" 0 - - - - - - - "$note"
     return
   fi
   local rm=- rd=-
@@ -311,10 +352,46 @@ row () { # label key baseline-key
     if [ "$key" = "$base" ]; then rm=baseline rd=baseline
     else rm=$(ratio "$S_MEAN" "$bmean"); rd=$(ratio "$S_MED" "$bmed"); fi
   fi
-  printf "$TABLE_FMT" "$label" "$S_N" "$(ms "$S_MEAN")" "$(ms "$S_MED")" \
-    "$(ms "$S_P95")" "$(ms "$S_MIN")" "$rm" "$rd"
+  printf "$TABLE_FMT" "$label" "$S_N" "$(ms "$S_MED")" "$(ms "$S_MEAN")" \
+    "$(ms "$S_P95")" "$(ms "$S_MIN")" "$(ms "$S_MAX")" "$rd" "$rm"
   [ -n "$note" ] && printf '  %s' "$note"
   echo
+}
+
+# One line of the goals table: median of key over median of base, against
+# the goal (a ratio: at most goal).
+GOALS=''
+goal () { # label key base goal
+  local km bm r verdict
+  stats "$2"; km=$S_MED
+  stats "$3"; bm=$S_MED
+  if [ -z "$km" ] || [ -z "$bm" ]; then
+    GOALS+=$(printf '%-58s %9s %8s  %s' "$1" - "<= $4x" "not measured")$'\n'
+    return
+  fi
+  r=$(awk -v a="$km" -v b="$bm" 'BEGIN { printf "%.2f", a / b }')
+  verdict=$(awk -v r="$r" -v g="$4" 'BEGIN { print (r <= g) ? "met" : "not met" }')
+  GOALS+=$(printf '%-58s %8sx %8s  %s' "$1" "$r" "<= $4x" "$verdict")$'\n'
+}
+
+# The original's per-command wrapper (hermes-agent's local backend, as
+# ../shared/reference describes it): source the snapshot, cd, eval the
+# command, dump `export -p` to a temporary file and mv it over the
+# snapshot, write `pwd -P` to a file and a marker with $(pwd -P).  Written
+# here from that description, run unsandboxed as the original did.
+orig_wrapper () { # dir
+  local d=$1
+  cat <<EOF
+source '$d/snap.sh' >/dev/null 2>&1 || true
+builtin cd -- '$WORK' || exit 126
+eval 'true'
+__ec=\$?
+umask 077
+{ export -p > '$d/snap.sh.tmp.'\$BASHPID && mv -f '$d/snap.sh.tmp.'\$BASHPID '$d/snap.sh'; } 2>/dev/null || rm -f '$d/snap.sh.tmp.'\$BASHPID 2>/dev/null || true
+pwd -P > '$d/cwd' 2>/dev/null || true
+printf '\n__CWD_bench__%s__CWD_bench__\n' "\$(pwd -P)"
+exit \$__ec
+EOF
 }
 
 worker () {
@@ -324,16 +401,20 @@ worker () {
   R=$XDG_RUNTIME_DIR
   trap '' PIPE
   local BW=(bwrap --unshare-all --die-with-parent --new-session --ro-bind / / --proc /proc --dev /dev true)
-  local out i DPID='' daemon_ok=0 session_ok=0 run_ok=0 bwrap_ok=0
+  local out i DPID='' daemon_ok=0 session_ok=0 run_ok=0 run_userns_ok=0 bwrap_ok=0
+  local SETUID_HELPER=$T/libexec/airlock/airlock-helper USERNS_HELPER=$T/libexec/airlock/airlock-helper-userns
 
   # ---- what we run on ----
-  local cpu mem
+  local cpu mem mode
   cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null)
   mem=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo 2>/dev/null)
+  if [ -u "$SETUID_HELPER" ]; then mode="setuid root (a copy in the private prefix)"
+  else mode="not setuid, no file capabilities (unprivileged user namespaces)"; fi
   echo "airlock benchmark, $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
   echo "  machine: $(uname -srm), nproc $(nproc), ${cpu:-cpu unknown}, ${mem:-memory unknown}"
   echo "  airlock: $("$AL" --version 2>&1 | head -n 1), build $BENCH_BUILDDIR, copied to $T"
-  echo "  helper:  not setuid, no file capabilities (unprivileged user namespaces)"
+  echo "  airlock: ldd bin/airlock: $(ldd "$AL" 2>/dev/null | grep -c '=>') shared libraries"
+  echo "  helper:  $mode"
   echo "  user:    $(id -un) (uid $(id -u))$([ -n "$BENCH_ROOT_RUN" ] && echo ", started by root"), private XDG_RUNTIME_DIR, its own daemon"
   echo "  bash:    $BASH_VERSION; timing: \$EPOCHREALTIME around each run, in this one bash process"
 
@@ -352,11 +433,30 @@ worker () {
     echo "  bwrap:   comparison skipped: $BWRAP_NOTE"
   fi
 
+  # The peers, when make bench-peers installed them and they run here.
+  local SRT=() CODEX=() srt_ok=0 codex_ok=0
+  if [ -n "$PEERS_NOTE" ]; then
+    echo "  peers:   srt and codex skipped: $PEERS_NOTE"
+  else
+    SRT=(env HOME="$PEER_HOME" "$PEERS_BIN/srt" -c true)
+    CODEX=(env HOME="$PEER_HOME" "$PEERS_BIN/codex" sandbox -- true)
+    if out=$("${SRT[@]}" 2>&1); then srt_ok=1
+      echo "  srt:     Anthropic sandbox-runtime $("$PEERS_BIN/srt" --version 2>&1 | head -n 1) ($PEERS_BIN/srt -c true)"
+    else echo "  srt:     skipped: srt -c true failed here: $(echo "$out" | tail -n 1 | cut -c 1-120)"; fi
+    if out=$("${CODEX[@]}" 2>&1); then codex_ok=1
+      echo "  codex:   $(env HOME="$PEER_HOME" "$PEERS_BIN/codex" --version 2>&1 | tail -n 1) ($PEERS_BIN/codex sandbox -- true)"
+    else echo "  codex:   skipped: codex sandbox -- true failed here: $(echo "$out" | tail -n 1 | cut -c 1-120)"; fi
+  fi
+
   if out=$("$AL" run -v -- true 2>&1); then
     run_ok=1
     echo "  sandbox: $(echo "$out" | grep -o 'limits: .*' | head -n 1)"
   else
     echo "  sandbox: airlock run -- true failed here: $(echo "$out" | tail -n 1)"
+  fi
+  if [ -u "$SETUID_HELPER" ] && [ -x "$USERNS_HELPER" ] &&
+     AIRLOCK_HELPER=$USERNS_HELPER "$AL" run -- true > /dev/null 2>&1; then
+    run_userns_ok=1
   fi
 
   # ---- our daemon, started here so that we know its pid ----
@@ -380,11 +480,19 @@ worker () {
   fi
   echo "  rounds:  $N_EXEC (commands) and $N_OPEN (sandboxes), after $WARMUP warm-up rounds each"
 
-  # ---- 1. one command in a warm session ----
+  # The original's wrapper: its snapshot starts as this shell's exports.
+  local ORIG="$R/orig" WRAP
+  mkdir -p "$ORIG" && export -p > "$ORIG/snap.sh"
+  WRAP=$(orig_wrapper "$ORIG")
+
+  # ---- 0 and 1. the CLI's start, and one command in a warm session ----
   local rounds=$((WARMUP + N_EXEC))
   for ((i = 0; i < rounds; i++)); do
     ((COUNTING = i >= WARMUP))
+    timed true /bin/true
+    timed version "$AL" --version
     timed bash bash -c true
+    timed orig bash -c "$WRAP"
     if ((session_ok)); then
       timed cli "$AL" exec bench -- true
       api_timed api '{"op":"exec","session":"bench","command":"true"}'
@@ -398,6 +506,9 @@ worker () {
     ((COUNTING = i >= WARMUP))
     ((bwrap_ok)) && timed bwrap "${BW[@]}"
     ((run_ok)) && timed run "$AL" run -- true
+    ((run_userns_ok)) && AIRLOCK_HELPER=$USERNS_HELPER timed run_userns "$AL" run -- true
+    ((srt_ok)) && timed srt "${SRT[@]}"
+    ((codex_ok)) && timed codex "${CODEX[@]}"
     if ((session_ok)); then
       t0=$EPOCHREALTIME
       "$AL" session open fresh --workdir "$WORK" > /dev/null 2>> "$R/err.open_cli"
@@ -427,7 +538,7 @@ worker () {
     fi
   done
 
-  # ---- 3. one command in a warm docker session ----
+  # ---- 3. docker: one command in a warm session, and a fresh one ----
   local docker_ok=0 container=''
   if ((daemon_ok)) && [ -z "$DOCKER_NOTE" ]; then
     if api '{"op":"open","session":"dbench","workdir":"'"$WORK"'","backend":"docker"}'; then
@@ -450,14 +561,36 @@ worker () {
       timed dcli "$AL" exec dbench -- true
       api_timed dapi '{"op":"exec","session":"dbench","command":"true"}'
     done
+    rounds=$((WARMUP + N_OPEN))
+    for ((i = 0; i < rounds; i++)); do
+      ((COUNTING = i >= WARMUP))
+      timed drun "$DOCKER_CLI" run --rm --network none "$AIRLOCK_DOCKER_IMAGE" true
+      t0=$EPOCHREALTIME
+      api '{"op":"open","session":"dfresh","workdir":"'"$WORK"'","backend":"docker"}'
+      rc1=$?
+      [ "$rc1" = 0 ] || echo "$API_LAST" >> "$R/err.dopen"
+      t1=$EPOCHREALTIME
+      api '{"op":"close","session":"dfresh"}'
+      rc2=$?
+      [ "$rc2" = 0 ] || echo "$API_LAST" >> "$R/err.dcycle"
+      t2=$EPOCHREALTIME
+      record dopen "$t0" "$t1" "$rc1"
+      record dcycle "$t0" "$t2" "$((rc1 || rc2))"
+    done
   fi
 
   # ---- the tables ----
+  table_head "0. The command-line client's start, against /bin/true"
+  row "/bin/true, spawned directly (baseline)" true true
+  row "airlock --version" version true
+
   table_head "1. One command (true) in a warm local session, against bash -c true"
   row "bash -c true, spawned directly (baseline)" bash bash
+  row "the original's wrapper, unsandboxed (emulated)" orig bash
   if ((session_ok)); then
     row "airlock exec bench -- true (CLI)" cli bash
     row "  JSON API exec, one airlock serve connection" api bash
+    echo "  (against the original's wrapper, median to median: CLI $(stats cli; c=$S_MED; stats orig; ratio "$c" "$S_MED"), API $(stats api; c=$S_MED; stats orig; ratio "$c" "$S_MED"))"
   else
     echo "  airlock side skipped: no session (see above)"
   fi
@@ -470,8 +603,11 @@ worker () {
   else
     echo "  bwrap baseline skipped: $BWRAP_NOTE; no ratios"
   fi
-  ((run_ok)) && row "airlock run -- true (one-shot sandbox)" run "$base"
+  ((run_ok)) && row "airlock run -- true ($( [ -u "$SETUID_HELPER" ] && echo setuid || echo userns) helper)" run "$base"
+  ((run_userns_ok)) && row "airlock run -- true (userns helper)" run_userns "$base"
   ((run_ok || session_ok)) || echo "  airlock side skipped: no sandbox starts here (see above)"
+  ((srt_ok)) && row "srt -c true (Anthropic sandbox-runtime)" srt "$base"
+  ((codex_ok)) && row "codex sandbox -- true (OpenAI Codex CLI)" codex "$base"
   if ((session_ok)); then
     row "airlock session open (CLI)" open_cli "$base"
     row "airlock session close (CLI)" close_cli "$base"
@@ -480,18 +616,31 @@ worker () {
     row "  JSON API open + close" cycle_api "$base"
   fi
 
-  table_head "3. One command (true) in a warm docker session, against docker exec CONTAINER true"
+  table_head "3. Docker: one command (true) in a warm session, against docker exec CONTAINER true; a fresh one against docker run"
   if ((docker_ok)); then
     row "docker exec CONTAINER true, the CLI (baseline)" dexec dexec
     row "airlock exec dbench -- true (CLI)" dcli dexec
     row "  JSON API exec, one airlock serve connection" dapi dexec
+    row "docker run --rm --network none IMAGE true (baseline)" drun drun
+    row "  JSON API open (docker)" dopen drun
+    row "  JSON API open + close (docker)" dcycle drun
   else
     echo "  skipped: ${DOCKER_NOTE:-no daemon}"
   fi
 
+  # ---- issue 11's goals, median to median ----
+  goal "airlock --version / /bin/true" version true 1.3
+  goal "airlock run -- true / bwrap" run bwrap 0.7
+  goal "airlock exec S -- true (CLI) / bash -c true" cli bash 2.5
+  goal "JSON API exec / bash -c true" api bash 2
+  goal "airlock exec S -- true (CLI) / the original's wrapper" cli orig 1
+  goal "JSON API exec / the original's wrapper" api orig 1
+  goal "docker: airlock exec S -- true (CLI) / docker exec" dcli dexec 0.25
+  printf '\n== Goals (issue 11), median to median\n%s' "$GOALS"
+
   echo
   echo "Times in ms, per run, as seen by the caller (wall clock); x = ratio to the"
-  echo "table's baseline (mean to mean, median to median); p95 by nearest rank."
+  echo "table's baseline (median to median, mean to mean); p95 by nearest rank."
   if ((session_ok)); then
     local c a
     stats cli; c=$S_MED
