@@ -3,8 +3,9 @@
 # The whole test suite (`make check`): protocol unit tests, a fuzz smoke run
 # under ASan+UBSan, and the command-line tests run as an unprivileged user
 # against the helper in each privilege mode (unprivileged user namespaces,
-# setuid root, file capabilities), the docker suites, the README's demo and
-# the build tests once, then once more with an ASan+UBSan build.
+# setuid root, file capabilities), the docker suites, the README's demo, the
+# build tests and a few rounds of `make bench` once, then once more with an
+# ASan+UBSan build.
 # Needs root: it creates test users and installs a setuid helper into a
 # private 0755 prefix (CI's clone may sit where the test user cannot enter).
 # Ends with one line: "N passed, N failed, N skipped".
@@ -195,7 +196,7 @@ if [ -n "$DOCKER_SUITES" ]; then
 fi
 
 # ---- 4c. Once, as root: the README's demo; build-time paths and flags ----
-for suite in ${ONCE_SUITES-demo build}; do bats_suite once "$suite"; done
+for suite in ${ONCE_SUITES-demo build bench}; do bats_suite once "$suite"; done
 
 # ---- 5. The same with an ASan+UBSan build of broker and helper ----
 # (the unprivileged mode only: a sanitizer runtime has no place in a
