@@ -22,10 +22,36 @@
 #include "xprintf.h"
 
 #define BOOTSTRAP_TIMEOUT_MS 30000
-#define META_MAX 8192
+/* The most bytes of a script: the backends' bound on what a pipe to a
+ * command may hold undelivered (STDIN_FEED_MAX, backends/stdin_feed.h). */
+#define SCRIPT_MAX (4 << 20)
 /* After SIGKILL, a backend that has not reported the end this long after
  * has lost the job: it ends as `lost` and the session is free again. */
 #define LOST_AFTER_KILL_MS 3000
+
+/* A job's fd 3, where the shell wrapper reports the state
+ * (shell_state_take), bounded: a larger report is dropped whole. */
+struct report {
+  char *buf;
+  size_t len;
+  bool over;
+};
+
+static void
+report_add (struct report *m, const void *data, size_t n)
+{
+  if (m->over || !n)
+    return;
+  char *p = n <= SHELL_REPORT_MAX - m->len ? realloc (m->buf, m->len + n) : NULL;
+  if (!p)
+    {
+      m->over = true; /* too large, or out of memory: not saved */
+      return;
+    }
+  memcpy (p + m->len, data, n);
+  m->buf = p;
+  m->len += n;
+}
 
 /* Every command is a job (foreground or background), in s->jobs from its
  * start until it is pruned; s->fg is the foreground one that runs. */
@@ -38,8 +64,7 @@ struct session_exec {
   void *ctx;
   struct output_window *w_out, *w_err, *w_all; /* a result's windows */
   struct spool *spool;
-  char meta[META_MAX];
-  size_t meta_len;
+  struct report meta; /* what the wrapper reported on the job's fd 3 */
   long long started, deadline, kill_at, lost_at;
   long long oom_before; /* the sandbox's OOM kills when it started, -1 */
   enum job_end stop_reason; /* why the kill path started; NONE: it did not */
@@ -57,8 +82,7 @@ struct session {
   char *name;
   const struct backend_ops *ops;
   struct backend_session *bs;
-  char *cwd;
-  char *state_dir;
+  struct shell_state state; /* exports, functions, aliases, cwd */
   struct session_limits lim;
   uint32_t next_job;
   struct session_exec *fg;
@@ -213,6 +237,7 @@ static void
 free_exec (struct session_exec *e)
 {
   free_windows (e);
+  free (e->meta.buf);
   spool_unref (e->spool);
   free (e->command);
   free (e->lost);
@@ -311,6 +336,18 @@ end_job (struct session *s, struct session_exec *e, int code, int sig,
   if (e->state != JOB_RUNNING)
     return;
   bool oom = !lost && oom_killed (s, e, code, sig);
+  bool was_fg = s->fg == e;
+  /* The state the wrapper reported as its last act, kept only when
+   * whole and only from the foreground command: a command that was
+   * killed or `exec`ed reports nothing whole, and one that went on in
+   * the background must not overwrite what later commands saved. */
+  if (was_fg && !lost && e->meta.over)
+    say (e, "airlock: warning: shell state not saved: over 1 MiB\n");
+  else if (was_fg && !lost && e->meta.len
+           && shell_state_take (&s->state, e->meta.buf, e->meta.len) < 0)
+    say (e, "airlock: warning: shell state not saved: out of memory\n");
+  free (e->meta.buf);
+  e->meta = (struct report){ 0 };
   e->state = e->stop_reason != JOB_END_NONE ? JOB_KILLED : JOB_EXITED;
   e->cause = lost ? JOB_END_LOST
              : e->stop_reason != JOB_END_NONE ? e->stop_reason : JOB_END_EXITED;
@@ -331,7 +368,6 @@ end_job (struct session *s, struct session_exec *e, int code, int sig,
   e->kill_at = e->lost_at = -1;
   spool_finish (e->spool);
   s->last_active = e->ended;
-  bool was_fg = s->fg == e;
   if (was_fg)
     s->fg = NULL;
   if (e->background || !e->cb)
@@ -351,17 +387,7 @@ end_job (struct session *s, struct session_exec *e, int code, int sig,
    * gets the file (it is then the client's, never removed by airlock). */
   r.spill_path = r.truncated ? strdup (spool_give_away (e->spool)) : NULL;
   r.spool_error = spool_error (e->spool);
-  /* The wrapper reports `pwd -P` on the job's fd 3 as its last act; a
-   * command that was killed reports nothing and the cwd stays. */
-  while (e->meta_len && (e->meta[e->meta_len - 1] == '\n'))
-    e->meta[--e->meta_len] = '\0';
-  e->meta[e->meta_len] = '\0';
-  if (was_fg && e->meta_len && e->meta[0] == '/' && !strchr (e->meta, '\n'))
-    {
-      free (s->cwd);
-      s->cwd = strdup (e->meta);
-    }
-  r.cwd = s->cwd;
+  r.cwd = s->state.cwd;
   r.duration_ms = e->ended - e->started;
   const struct session_callbacks *cb = e->cb;
   void *ctx = e->ctx;
@@ -388,10 +414,7 @@ on_event (struct session *s, const struct backend_event *ev)
     case BACKEND_OUTPUT:
       if (ev->stream == 3)
         {
-          size_t room = META_MAX - 1 - e->meta_len;
-          size_t n = ev->len < room ? ev->len : room;
-          memcpy (e->meta + e->meta_len, ev->data, n);
-          e->meta_len += n;
+          report_add (&e->meta, ev->data, ev->len);
           return;
         }
       if (ev->stream != 1 && ev->stream != 2)
@@ -464,17 +487,29 @@ session_fd (const struct session *s)
   return s->ops->event_fd (s->bs);
 }
 
+static int bootstrap_wait (struct session *s, uint32_t job, long long until,
+                           struct report *meta, char **err);
+
 /* Run one script to completion before the session is handed out. */
 static int
 run_bootstrap (struct session *s, const char *cwd, char **err)
 {
   uint32_t job = ++s->next_job;
-  if (spawn_script (s, job, shell_bootstrap_script (s->state_dir, cwd), false, true,
+  if (spawn_script (s, job, shell_bootstrap_script (cwd), false, true,
                     (const char *const *) s->session_env, err) < 0)
     return -1;
   long long until = session_now_ms () + BOOTSTRAP_TIMEOUT_MS;
-  char meta[META_MAX];
-  size_t meta_len = 0;
+  struct report meta = { 0 };
+  int rc = bootstrap_wait (s, job, until, &meta, err);
+  free (meta.buf);
+  return rc;
+}
+
+/* The bootstrap's end, and the state it reported on fd 3. */
+static int
+bootstrap_wait (struct session *s, uint32_t job, long long until,
+                struct report *meta, char **err)
+{
   for (;;)
     {
       struct backend_event ev;
@@ -482,17 +517,19 @@ run_bootstrap (struct session *s, const char *cwd, char **err)
       if (r < 0)
         return -1;
       if (r > 0 && ev.job == job && ev.type == BACKEND_OUTPUT && ev.stream == 3)
-        {
-          size_t n = ev.len < META_MAX - 1 - meta_len ? ev.len : META_MAX - 1 - meta_len;
-          memcpy (meta + meta_len, ev.data, n);
-          meta_len += n;
-        }
+        report_add (meta, ev.data, ev.len);
       if (r > 0 && ev.job == job && ev.type == BACKEND_EXITED)
         {
           if (ev.exit_code == 127 && !ev.signal)
             {
               *err = xprintf ("%s has no /bin/bash; sessions need bash "
                               "(4.4 or later) in the sandbox", s->what);
+              return -1;
+            }
+          if (ev.exit_code == SHELL_EXIT_NO_STATE && !ev.signal)
+            {
+              *err = xprintf ("the session's shell in %s is older than bash "
+                              "4.4 or could not report its state", s->what);
               return -1;
             }
           if (ev.exit_code || ev.signal)
@@ -502,11 +539,12 @@ run_bootstrap (struct session *s, const char *cwd, char **err)
                               ev.signal ? 128 + ev.signal : ev.exit_code);
               return -1;
             }
-          while (meta_len && meta[meta_len - 1] == '\n')
-            meta_len--;
-          meta[meta_len] = '\0';
-          s->cwd = strdup (meta_len ? meta : cwd);
-          return 0;
+          int took = meta->over ? 0 : shell_state_take (&s->state, meta->buf, meta->len);
+          if (took <= 0)
+            *err = took < 0 ? xprintf ("out of memory")
+                   : meta->over ? xprintf ("the login shell state in %s is over 1 MiB", s->what)
+                   : xprintf ("the session's shell in %s reported no whole state", s->what);
+          return took > 0 ? 0 : -1;
         }
       if (r == 0)
         {
@@ -551,8 +589,6 @@ session_open (const char *name, const struct backend_ops *ops,
       session_close (s);
       return NULL;
     }
-  unsigned rnd = (unsigned) (session_now_ms () ^ getpid ());
-  s->state_dir = xprintf ("/tmp/.airlock-session-%08x", rnd);
   s->last_active = session_now_ms ();
   if (run_bootstrap (s, cwd, err) < 0)
     {
@@ -621,8 +657,20 @@ session_exec (struct session *s, const struct exec_request *rq,
   /* A background job restores the session's state but never saves it: a
    * job that ends late must not overwrite what later commands saved. */
   char *script = rq->background
-                     ? shell_job_script (s->state_dir, rq->cwd, rq->command)
-                     : shell_command_script (s->state_dir, rq->cwd, rq->command);
+                     ? shell_job_script (&s->state, rq->cwd, rq->command)
+                     : shell_command_script (&s->state, rq->cwd, rq->command);
+  /* The state travels in the script too: the two must fit the pipe's
+   * bound together. */
+  if (script && strlen (script) > SCRIPT_MAX)
+    {
+      *err = xprintf ("the command with the session's shell state (%zu bytes "
+                      "of exports, functions and aliases) makes a script of "
+                      "%zu bytes; the limit is %d", strlen (s->state.snapshot
+                      ? s->state.snapshot : ""), strlen (script), SCRIPT_MAX);
+      free (script);
+      free_exec (e);
+      return -E2BIG;
+    }
   if (spawn_script (s, e->job, script, with_stdin, false, rq->env, err) < 0)
     {
       free_exec (e);
@@ -825,7 +873,7 @@ session_name (const struct session *s)
 const char *
 session_cwd (const struct session *s)
 {
-  return s->cwd;
+  return s->state.cwd;
 }
 
 const struct backend_ops *
@@ -852,8 +900,7 @@ session_close (struct session *s)
   free_env (s->session_env);
   free (s->what);
   free (s->memory_limit);
-  free (s->cwd);
-  free (s->state_dir);
+  shell_state_free (&s->state);
   free (s->name);
   free (s);
 }

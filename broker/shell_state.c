@@ -5,12 +5,13 @@
  *
  *   1. restore: drop every exported variable the snapshot does not hold
  *      (an `unset` must stick even for a variable the sandbox's process
- *      environment brings back each time; AIRLOCK_* excepted), then source
- *      the snapshot with its output and errors discarded;
+ *      environment brings back each time; AIRLOCK_* excepted), then eval
+ *      the snapshot (carried in the script) with its output and errors
+ *      discarded;
  *   2. cd to the requested or recorded directory, or exit 126;
- *   3. set an EXIT trap that saves the state;
+ *   3. set an EXIT trap that reports the state;
  *   4. eval the command, single-quoted, with alias expansion on;
- *   5. save the state and exit with the command's status.
+ *   5. report the state and exit with the command's status.
  *
  * Why an EXIT trap and not a subshell: the command must run in the shell
  * that is saved (a `cd` or `export` in a subshell would be lost), so the
@@ -21,14 +22,18 @@
  * thereby removes ours) and then ends normally is still saved; the trap
  * and step 5 agree through __airlock_done so the state is saved once.  A
  * command that replaces the trap and then exits, `exec`s another program,
- * or is killed saves nothing: the previous state stays whole.
+ * or is killed reports nothing whole: the previous state stays.
+ *
+ * Nothing here starts a process: names come from `${!prefix@}` and
+ * attributes from `${name@a}`, never from `$(compgen -e)`, and the report
+ * goes to a pipe the caller reads, never to a file that `mv` would have
+ * to move into place.
  *
  * Everything after the function definitions is one `{ ... }` group, which
  * bash parses entirely before running any of it: aliases and functions
  * restored from the snapshot cannot change the wrapper's own code.
- * Builtins are called through `builtin` and mv/rm through `command -p`, so
- * that a command's functions named cd, printf or mv, or a PATH it broke,
- * do not break the save either.
+ * Builtins are called through `builtin`, so that a command's functions
+ * named cd or printf do not break the save either.
  */
 #define _GNU_SOURCE
 #include "shell_state.h"
@@ -115,107 +120,26 @@ shell_quote (const char *s)
   return sb_finish (&b);
 }
 
-/* state_dir without trailing slashes, so that the paths the scripts use
-   and the ones callers get are the same strings. */
-static size_t
-dir_len (const char *state_dir)
-{
-  size_t n = strlen (state_dir);
-  while (n > 1 && state_dir[n - 1] == '/')
-    n--;
-  return n;
-}
-
-static char *
-state_file (const char *state_dir, const char *name)
-{
-  struct sbuf b = { 0 };
-  size_t n = dir_len (state_dir);
-  sb_add (&b, state_dir, n);
-  if (!(n == 1 && state_dir[0] == '/'))
-    sb_add (&b, "/", 1);
-  sb_str (&b, name);
-  return sb_finish (&b);
-}
-
-char *
-shell_cwd_file (const char *state_dir)
-{
-  return state_file (state_dir, "cwd");
-}
-
-char *
-shell_snapshot_file (const char *state_dir)
-{
-  return state_file (state_dir, "snapshot");
-}
-
-static void
-put_state_dir (struct sbuf *b, const char *state_dir)
-{
-  char *d = strndup (state_dir, dir_len (state_dir));
-  if (!d)
-    {
-      b->oom = true;
-      return;
-    }
-  if (strcmp (d, "/") == 0)
-    d[0] = '\0'; /* "$__airlock_dir/cwd" is then /cwd */
-  sb_str (b, "__airlock_dir=");
-  sb_quoted (b, d);
-  sb_str (b, "\n");
-  free (d);
-}
-
 /* The serializer, the same at bootstrap and after every command (the
    original lost functions and aliases after the first command by dumping
-   exports only there).  It returns non-zero when a state file could not be
-   written.  Its variables are globals named __airlock_*: a `local` would
-   shadow a user's exported variable of the same name in the dump. */
+   exports only there).  It writes the report (shell_state_take) on the
+   metadata channel and returns non-zero when it could not.  Its variables
+   are globals named __airlock_*: a `local` would shadow a user's exported
+   variable of the same name in the dump (the caller drops the export
+   lines of __airlock_* names, which `set -a` may have exported, and of
+   AIRLOCK_* ones). */
 static const char save_function[]
     = "__airlock_save ()\n"
       "{\n"
       "  # Undo what the command may have set that would break, trace or\n"
-      "  # leak into the save (extglob is for the filter below); this\n"
-      "  # function and __airlock_finish are not part of the user's state.\n"
+      "  # leak into the save; this function and __airlock_finish are not\n"
+      "  # part of the user's state.\n"
       "  builtin set +aCeEuTvx +o pipefail +o posix\n"
       "  builtin shopt -u nocasematch\n"
       "  builtin trap - ERR DEBUG RETURN\n"
       "  builtin unset -f __airlock_save __airlock_finish\n"
-      "  builtin shopt -s extglob\n"
-      "  builtin umask 077\n"
-      "  __airlock_rc=0\n"
       "\n"
-      "  # 1. Exports, functions with their export/readonly marks (older\n"
-      "  #    bash omits them from declare -f), aliases.  export -p prints\n"
-      "  #    one variable a line ($'...' when a value holds a newline): the\n"
-      "  #    session's identity (AIRLOCK_*) and our own variables, which\n"
-      "  #    `set -a` may have exported, are dropped line by line, so even a\n"
-      "  #    name exported without a value stays out.\n"
-      "  __airlock_tmp=$__airlock_dir/snapshot.tmp.$$\n"
-      "  __airlock_lines=()\n"
-      "  if builtin export -p 2>/dev/null >\"$__airlock_tmp\" &&\n"
-      "     builtin mapfile -t __airlock_lines 2>/dev/null <\"$__airlock_tmp\" &&\n"
-      "     { [[ -z ${__airlock_xenv-} ]] ||\n"
-      "       for __airlock_i in \"${!__airlock_lines[@]}\"; do\n"
-      "         [[ ${__airlock_lines[__airlock_i]} != \"declare -\"+([a-zA-Z])\" \"@($__airlock_xenv)?(=*) ]] ||\n"
-      "           __airlock_lines[__airlock_i]=\n"
-      "       done; } &&\n"
-      "     { builtin printf '# airlock shell snapshot\\n' &&\n"
-      "       builtin printf '%s\\n' \\\n"
-      "         \"${__airlock_lines[@]/#declare -+([a-zA-Z]) @(AIRLOCK|__airlock)_*/}\" &&\n"
-      "       builtin declare -f && builtin declare -Fx && builtin declare -Fr &&\n"
-      "       builtin alias -p\n"
-      "     } 2>/dev/null >\"$__airlock_tmp\" &&\n"
-      "     command -p mv -f -- \"$__airlock_tmp\" \"$__airlock_dir/snapshot\" 2>/dev/null\n"
-      "  then :\n"
-      "  else\n"
-      "    __airlock_rc=1\n"
-      "    command -p rm -f -- \"$__airlock_tmp\" 2>/dev/null\n"
-      "  fi\n"
-      "  __airlock_lines=()\n"
-      "\n"
-      "  # 2. The working directory, physical.  If the command removed it,\n"
+      "  # 1. The working directory, physical.  If the command removed it,\n"
       "  #    its nearest surviving ancestor (there `pwd -P` fails and\n"
       "  #    `cd -P .` leaves PWD=/removed/.).\n"
       "  __airlock_lp=$PWD\n"
@@ -227,24 +151,11 @@ static const char save_function[]
       "    done\n"
       "    builtin cd -P -- \"$__airlock_lp\" 2>/dev/null || return 1\n"
       "  fi\n"
-      "  # Rewritten only when it changed: most commands stay where they are.\n"
-      "  __airlock_old=\n"
-      "  IFS= builtin read -r -d '' __airlock_old 2>/dev/null <\"$__airlock_dir/cwd\"\n"
-      "  if [[ ${__airlock_old%$'\\n'} != \"$PWD\" ]]; then\n"
-      "    __airlock_tmp=$__airlock_dir/cwd.tmp.$$\n"
-      "    if builtin printf '%s\\n' \"$PWD\" 2>/dev/null >\"$__airlock_tmp\" &&\n"
-      "       command -p mv -f -- \"$__airlock_tmp\" \"$__airlock_dir/cwd\" 2>/dev/null\n"
-      "    then :\n"
-      "    else\n"
-      "      __airlock_rc=1\n"
-      "      command -p rm -f -- \"$__airlock_tmp\" 2>/dev/null\n"
-      "    fi\n"
-      "  fi\n"
-      "  # 3. Last act: the directory on the caller's metadata channel.  It\n"
-      "  #    is fd 3, but an `exit` inside the command's own redirections\n"
-      "  #    (in a function, say) gets here before bash put it back there\n"
-      "  #    (see meta_fd): then it is the descriptor with its pipe's\n"
-      "  #    identity.  Never a descriptor of the command's by mistake.\n"
+      "  # 2. The caller's metadata channel.  It is fd 3, but an `exit`\n"
+      "  #    inside the command's own redirections (in a function, say)\n"
+      "  #    gets here before bash put it back there (see meta_fd): then it\n"
+      "  #    is the descriptor with its pipe's identity.  Never a\n"
+      "  #    descriptor of the command's by mistake.\n"
       "  __airlock_out=$__airlock_meta\n"
       "  if [[ -n $__airlock_meta_id ]]; then\n"
       "    __airlock_out=\n"
@@ -259,35 +170,35 @@ static const char save_function[]
       "      break\n"
       "    done\n"
       "  fi\n"
-      "  [[ -z $__airlock_out ]] ||\n"
-      "    builtin printf '%s\\n' \"$PWD\" 2>/dev/null >&\"$__airlock_out\"\n"
-      "  return \"$__airlock_rc\"\n"
+      "  [[ -n $__airlock_out ]] || return 1\n"
+      "  # 3. The report, the last act: exports (this command's own env\n"
+      "  #    left out), functions with their export/readonly marks (older\n"
+      "  #    bash omits them from declare -f), aliases, the directory, each\n"
+      "  #    part ended by a NUL.  The caller keeps it only when it ends\n"
+      "  #    with the third NUL, so a write that failed half-way counts\n"
+      "  #    as no report.\n"
+      "  [[ -z ${__airlock_xenv[*]-} ]] ||\n"
+      "    builtin export -n -- \"${__airlock_xenv[@]}\" 2>/dev/null\n"
+      "  { builtin export -p && builtin printf '\\0' &&\n"
+      "    builtin declare -f && builtin declare -Fx && builtin declare -Fr &&\n"
+      "    builtin alias -p && builtin printf '\\0%s\\0' \"$PWD\"\n"
+      "  } 2>/dev/null >&\"$__airlock_out\"\n"
       "}\n";
 
 /* A command's own env (AIRLOCK_ENV_NAME=value from the caller) is
-   exported as NAME for that command only: the names are kept in
-   __airlock_xenv, and the serializer drops their lines from the save.
-   Names are plain variable names (the caller checks), so they are safe
-   in a pattern. */
+   exported as NAME for that command only: the names are kept in the
+   array __airlock_xenv, and the serializer un-exports them before it
+   dumps the exports.  Only names set in the environment are AIRLOCK_*
+   at this point (the snapshot never holds one). */
 static const char apply_command_env[]
     = "  # 1b. This command's own env, over the restored state.\n"
-      "  __airlock_xenv=\n"
-      "  for __airlock_n in $(builtin compgen -e 2>/dev/null); do\n"
+      "  __airlock_xenv=()\n"
+      "  for __airlock_n in \"${!AIRLOCK_ENV_@}\"; do\n"
       "    [[ $__airlock_n == AIRLOCK_ENV_?* ]] || continue\n"
       "    builtin export -- \"${__airlock_n#AIRLOCK_ENV_}=${!__airlock_n}\"\n"
-      "    __airlock_xenv+=${__airlock_xenv:+|}${__airlock_n#AIRLOCK_ENV_}\n"
+      "    __airlock_xenv+=(\"${__airlock_n#AIRLOCK_ENV_}\")\n"
       "    builtin unset -v -- \"$__airlock_n\"\n"
       "  done\n";
-
-/* Both scripts start the same way: the state directory and the
-   serializer (then meta_fd, inside their group). */
-static void
-put_prologue (struct sbuf *b, const char *what, const char *state_dir)
-{
-  sb_str (b, what);
-  put_state_dir (b, state_dir);
-  sb_str (b, save_function);
-}
 
 /* fd 4 is the script itself (bash read it whole before running any of
    it): closed.  fd 3, the caller's metadata channel when open, stays
@@ -309,27 +220,23 @@ static const char meta_fd[]
       "      __airlock_meta_id=\"${BASH_REMATCH[1]} ${BASH_REMATCH[2]}\"\n"
       "  fi\n";
 
-/* Sets __airlock_cwd to the directory to enter, or to "" for "stay". */
+/* Sets __airlock_cwd to the directory to enter, or to "" for "stay";
+   recorded is where the last command ended (NULL: not known). */
 static void
-put_cwd_target (struct sbuf *b, const char *cwd, bool have_record)
+put_cwd_target (struct sbuf *b, const char *cwd, const char *recorded)
 {
   if (!cwd || !*cwd)
     {
-      if (!have_record)
+      if (!recorded)
         {
           sb_str (b, "  __airlock_cwd=\n");
           return;
         }
-      sb_str (b, "  # The working directory where the last command ended.\n");
+      sb_str (b, "  # The working directory where the last command ended.\n"
+                 "  __airlock_cwd=");
+      sb_quoted (b, recorded);
     }
-  if (have_record && (!cwd || !*cwd || (cwd[0] != '/' && cwd[0] != '~')))
-    sb_str (b, "  __airlock_cwd=\n"
-               "  { IFS= builtin read -r -d '' __airlock_cwd "
-               "<\"$__airlock_dir/cwd\"; } 2>/dev/null\n"
-               "  __airlock_cwd=${__airlock_cwd%$'\\n'}\n");
-  if (!cwd || !*cwd)
-    return;
-  if (cwd[0] == '~' && (cwd[1] == '\0' || cwd[1] == '/'))
+  else if (cwd[0] == '~' && (cwd[1] == '\0' || cwd[1] == '/'))
     {
       sb_str (b, "  __airlock_cwd=\"$HOME\"");
       if (cwd[1])
@@ -340,17 +247,16 @@ put_cwd_target (struct sbuf *b, const char *cwd, bool have_record)
       sb_str (b, "  __airlock_cwd=");
       sb_quoted (b, cwd);
     }
-  else if (have_record)
+  else
     {
       /* Relative to the recorded directory ("./" without one): never
          searched in CDPATH, never taken for `cd -`. */
-      sb_str (b, "  __airlock_cwd=${__airlock_cwd:-.}\n"
-                 "  __airlock_cwd=${__airlock_cwd%/}/");
-      sb_quoted (b, cwd);
-    }
-  else
-    {
-      sb_str (b, "  __airlock_cwd=./");
+      sb_str (b, "  __airlock_cwd=");
+      if (recorded && strcmp (recorded, "/") != 0)
+        sb_quoted (b, recorded);
+      else if (!recorded)
+        sb_str (b, ".");
+      sb_str (b, "/");
       sb_quoted (b, cwd);
     }
   sb_str (b, "\n");
@@ -368,50 +274,64 @@ static const char enter_cwd[]
       "  fi\n"
       "  builtin unset -v __airlock_cwd __airlock_n\n";
 
-/* Step 1 of the command and job scripts. */
-static const char restore_state[]
-    = "  # 1. Restore.  The snapshot is authoritative: an exported variable\n"
-      "  #    it lacks was unset, even if this shell inherited it.\n"
-      "  if [[ -r $__airlock_dir/snapshot ]]; then\n"
-      "    IFS=$' \\t\\n'\n"
-      "    for __airlock_n in $(builtin compgen -e 2>/dev/null); do\n"
-      "      [[ $__airlock_n == AIRLOCK_* ]] ||\n"
-      "        builtin unset -v -- \"$__airlock_n\" 2>/dev/null\n"
-      "    done\n"
-      "    builtin source -- \"$__airlock_dir/snapshot\" >/dev/null 2>&1\n"
-      "  fi\n";
+/* Step 1 of the command and job scripts: the snapshot is authoritative,
+   an exported variable it lacks was unset, even if this shell inherited
+   it.  Every variable name is in one of the ${!prefix@} expansions, but
+   for those declared without a value: in a fresh shell, that is only
+   OLDPWD.  The snapshot runs at the top level (its `declare`s make
+   globals), as `source` ran it, with its output and errors discarded. */
+static void
+put_restore (struct sbuf *b, const struct shell_state *st)
+{
+  if (!st || !st->snapshot)
+    return;
+  sb_str (b, "  # 1. Restore.\n"
+             "  for __airlock_n in");
+  static const char first[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_";
+  for (const char *c = first; *c; c++)
+    {
+      char word[] = " \"${!?@}\"";
+      word[5] = *c;
+      if ((c - first) % 9 == 0)
+        sb_str (b, " \\\n     ");
+      sb_str (b, word);
+    }
+  sb_str (b, "; do\n"
+             "    [[ ${!__airlock_n@a} != *x* || $__airlock_n == AIRLOCK_* ]] ||\n"
+             "      builtin unset -v -- \"$__airlock_n\" 2>/dev/null\n"
+             "  done\n"
+             "  [[ ${OLDPWD@a} != *x* ]] || builtin unset -v OLDPWD 2>/dev/null\n"
+             "  __airlock_snap=");
+  sb_quoted (b, st->snapshot);
+  sb_str (b, "\n"
+             "  builtin eval -- \"$__airlock_snap\" >/dev/null 2>&1\n"
+             "  builtin unset -v __airlock_snap\n");
+}
 
 char *
-shell_bootstrap_script (const char *state_dir, const char *initial_cwd)
+shell_bootstrap_script (const char *initial_cwd)
 {
   struct sbuf b = { 0 };
-  put_prologue (&b,
-                "# airlock session bootstrap: make the private state directory,\n"
-                "# capture this shell's exports, functions and aliases, enter and\n"
-                "# record the starting directory.\n",
-                state_dir);
+  sb_str (&b,
+          "# airlock session bootstrap: capture this shell's exports,\n"
+          "# functions and aliases, enter the starting directory, report.\n");
+  sb_str (&b, save_function);
   sb_str (&b, "{\n");
   sb_str (&b, meta_fd);
   sb_str (&b,
-          "  builtin umask 077\n"
-          "  # It may be in a shared /tmp: refuse one that is a symlink or not\n"
-          "  # ours rather than write through it.\n"
-          "  command -p mkdir -p -m 700 -- \"$__airlock_dir\" 2>/dev/null\n"
-          "  if [[ ! -d $__airlock_dir || -L $__airlock_dir || ! -O $__airlock_dir ]] ||\n"
-          "     ! command -p chmod 700 -- \"$__airlock_dir\" 2>/dev/null; then\n"
-          "    builtin printf 'airlock: cannot use %s as the session state directory\\n' \\\n"
-          "      \"$__airlock_dir\" >&2\n"
+          "  if (( BASH_VERSINFO[0] < 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] < 4) )); then\n"
+          "    builtin printf 'airlock: sessions need bash 4.4 or later; this is %s\\n' \\\n"
+          "      \"$BASH_VERSION\" >&2\n"
           "    builtin exit 125\n"
           "  fi\n");
   sb_str (&b, apply_command_env);
   sb_str (&b, "  # The caller's env starts the session's state: it is saved.\n"
-              "  __airlock_xenv=\n");
-  put_cwd_target (&b, initial_cwd, false);
+              "  __airlock_xenv=()\n");
+  put_cwd_target (&b, initial_cwd, NULL);
   sb_str (&b, enter_cwd);
   sb_str (&b,
           "  if ! __airlock_save; then\n"
-          "    builtin printf 'airlock: cannot write the session state in %s\\n' \\\n"
-          "      \"$__airlock_dir\" >&2\n"
+          "    builtin printf 'airlock: cannot report the session state on fd 3\\n' >&2\n"
           "    builtin exit 125\n"
           "  fi\n"
           "  builtin exit 0\n"
@@ -420,31 +340,30 @@ shell_bootstrap_script (const char *state_dir, const char *initial_cwd)
 }
 
 char *
-shell_command_script (const char *state_dir, const char *cwd,
+shell_command_script (const struct shell_state *st, const char *cwd,
                       const char *command)
 {
   struct sbuf b = { 0 };
-  put_prologue (&b,
-                "# airlock session command: restore the shell state, run the\n"
-                "# command as bash runs a script, save the state.  Nothing here\n"
-                "# reads stdin: it is the command's.\n",
-                state_dir);
+  sb_str (&b,
+          "# airlock session command: restore the shell state, run the\n"
+          "# command as bash runs a script, report the state.  Nothing here\n"
+          "# reads stdin: it is the command's.\n");
+  sb_str (&b, save_function);
   sb_str (&b,
           "__airlock_finish ()\n"
           "{\n"
           "  __airlock_done=1\n"
           "  __airlock_save ||\n"
-          "    builtin printf 'airlock: warning: shell state not saved in %s\\n' \\\n"
-          "      \"$__airlock_dir\" >&2\n"
+          "    builtin printf 'airlock: warning: shell state not saved\\n' >&2\n"
           "  builtin exit \"$__airlock_ec\"\n"
           "}\n"
           "# One compound command, parsed before any of it runs.\n"
           "{\n");
   sb_str (&b, meta_fd);
-  sb_str (&b, restore_state);
+  put_restore (&b, st);
   sb_str (&b, apply_command_env);
   sb_str (&b, "  # 2. The working directory.\n");
-  put_cwd_target (&b, cwd, true);
+  put_cwd_target (&b, cwd, st ? st->cwd : NULL);
   sb_str (&b, enter_cwd);
   sb_str (&b,
           "  # 3. Save whatever happens from here on: `exit N`, set -e and\n"
@@ -467,32 +386,32 @@ shell_command_script (const char *state_dir, const char *cwd,
 
 /* A background job: the same restore and cd as a command, then the
    command as the group's last act, so that the script's status is its
-   own.  No serializer, no EXIT trap, no save: a job that ends after later
-   commands saved the state must not overwrite it.  fd 3 is closed first
-   (not moved), so neither the job nor its children hold the channel. */
+   own.  No serializer, no EXIT trap, no report: a job that ends after
+   later commands saved the state must not overwrite it.  fd 3 is closed
+   first (not moved), so neither the job nor its children hold the
+   channel. */
 char *
-shell_job_script (const char *state_dir, const char *cwd, const char *command)
+shell_job_script (const struct shell_state *st, const char *cwd,
+                  const char *command)
 {
   struct sbuf b = { 0 };
   sb_str (&b,
           "# airlock session job: restore the shell state, run the command\n"
           "# as bash runs a script, save nothing.  Nothing here reads stdin:\n"
-          "# it is the command's.\n");
-  put_state_dir (&b, state_dir);
-  sb_str (&b,
+          "# it is the command's.\n"
           "# One compound command, parsed before any of it runs.\n"
           "{\n"
           "  # 0. The caller's metadata channel is not the job's, and the\n"
           "  #    script (fd 4) was read.  Not `builtin exec`: bash undoes the\n"
           "  #    redirections of `builtin`.\n"
           "  command exec 3>&- 4<&-\n");
-  sb_str (&b, restore_state);
+  put_restore (&b, st);
   sb_str (&b, apply_command_env);
   sb_str (&b, "  # 2. The working directory.\n");
-  put_cwd_target (&b, cwd, true);
+  put_cwd_target (&b, cwd, st ? st->cwd : NULL);
   sb_str (&b, enter_cwd);
   sb_str (&b,
-          "  builtin unset -v __airlock_dir __airlock_xenv\n"
+          "  builtin unset -v __airlock_xenv\n"
           "  # 3. The command, with the session's aliases; its status is the\n"
           "  #    script's.\n"
           "  builtin shopt -s expand_aliases\n"
@@ -500,4 +419,74 @@ shell_job_script (const char *state_dir, const char *cwd, const char *command)
   sb_quoted (&b, command);
   sb_str (&b, "\n}\n");
   return sb_finish (&b);
+}
+
+/* An export line of `export -p` is `declare -FLAGS NAME[=VALUE]`: true
+   when NAME is one the state never holds. */
+static bool
+dropped_export (const char *line, size_t n)
+{
+  static const char head[] = "declare -";
+  if (n < sizeof head || memcmp (line, head, sizeof head - 1))
+    return false;
+  size_t i = sizeof head - 1;
+  while (i < n && ((line[i] >= 'a' && line[i] <= 'z') || (line[i] >= 'A' && line[i] <= 'Z')))
+    i++;
+  if (i == sizeof head - 1 || i >= n || line[i] != ' ')
+    return false;
+  const char *name = line + i + 1;
+  size_t left = n - i - 1;
+  return (left >= 8 && !memcmp (name, "AIRLOCK_", 8))
+         || (left >= 10 && !memcmp (name, "__airlock_", 10));
+}
+
+int
+shell_state_take (struct shell_state *st, const char *report, size_t len)
+{
+  if (len < 3 || len > SHELL_REPORT_MAX || report[len - 1] != '\0')
+    return 0;
+  const char *nul[3] = { NULL, NULL, NULL };
+  size_t k = 0;
+  for (const char *p = report; p < report + len && (p = memchr (p, '\0', (size_t) (report + len - p))); p++)
+    {
+      if (k == 3)
+        return 0;
+      nul[k++] = p;
+    }
+  const char *cwd = nul[1] + 1;
+  if (k != 3 || cwd[0] != '/')
+    return 0;
+  struct sbuf b = { 0 };
+  sb_str (&b, "# airlock shell snapshot\n");
+  for (const char *line = report, *end; line < nul[0]; line = end + 1)
+    {
+      if (!(end = memchr (line, '\n', (size_t) (nul[0] - line))))
+        end = nul[0];
+      if (!dropped_export (line, (size_t) (end - line)))
+        {
+          sb_add (&b, line, (size_t) (end - line));
+          sb_add (&b, "\n", 1);
+        }
+    }
+  sb_add (&b, nul[0] + 1, (size_t) (nul[1] - nul[0] - 1));
+  char *snapshot = sb_finish (&b);
+  char *dir = strdup (cwd);
+  if (!snapshot || !dir)
+    {
+      free (snapshot);
+      free (dir);
+      return -1;
+    }
+  shell_state_free (st);
+  st->snapshot = snapshot;
+  st->cwd = dir;
+  return 1;
+}
+
+void
+shell_state_free (struct shell_state *st)
+{
+  free (st->snapshot);
+  free (st->cwd);
+  st->snapshot = st->cwd = NULL;
 }

@@ -2,10 +2,10 @@
 /* Unit tests for the session shell-state scripts (broker/shell_state.c).
  *
  * The generated scripts are not compared with expected text: they are run,
- * as the session layer runs them, with `/bin/bash -c '. /dev/fd/4'` and the
- * script on a pipe at fd 4 (never in argv), in a fresh
- * temporary state directory, and what a user of the session would see is
- * checked: the working directory, exports, unsets, functions and aliases
+ * as the session layer runs them, with SHELL_SCRIPT_LOADER and the
+ * script on a pipe at fd 4 (never in argv), the state each one reports on
+ * fd 3 kept with shell_state_take as the session layer keeps it, and what
+ * a user of the session would see is checked: the working directory, exports, unsets, functions and aliases
  * carried from one command to the next, AIRLOCK_* never saved, exit
  * statuses, stdin, and values that are hard to quote.  Commands start from
  * a fixed environment holding AIRLOCK_SESSION (the session's identity) and
@@ -43,8 +43,9 @@
 struct run
 {
   int status; /* exit code, or 128 + signal */
-  char *out, *err, *meta;
-  size_t out_len, err_len, meta_len;
+  char *out, *err, *report;
+  size_t out_len, err_len, report_len;
+  char *meta; /* the cwd of a whole report on fd 3 and a newline, else "" */
   double ms;
 };
 
@@ -53,6 +54,7 @@ run_free (struct run *r)
 {
   free (r->out);
   free (r->err);
+  free (r->report);
   free (r->meta);
   memset (r, 0, sizeof *r);
 }
@@ -184,8 +186,8 @@ run_script (const char *script, const char *dir, const char *in,
     fcntl (in_fd, F_SETFL, O_NONBLOCK);
   size_t in_off = 0;
   int fds[3] = { pout[0], perr[0], pmeta[0] };
-  char **bufs[3] = { &r->out, &r->err, &r->meta };
-  size_t *lens[3] = { &r->out_len, &r->err_len, &r->meta_len };
+  char **bufs[3] = { &r->out, &r->err, &r->report };
+  size_t *lens[3] = { &r->out_len, &r->err_len, &r->report_len };
   for (;;)
     {
       struct pollfd p[4];
@@ -242,13 +244,22 @@ run_script (const char *script, const char *dir, const char *in,
   for (int i = 0; i < 3; i++)
     if (!*bufs[i])
       append (bufs[i], lens[i], "", 0);
+  struct shell_state kept = { 0 };
+  size_t meta_len = 0;
+  append (&r->meta, &meta_len, "", 0);
+  if (shell_state_take (&kept, r->report, r->report_len) == 1)
+    {
+      append (&r->meta, &meta_len, kept.cwd, strlen (kept.cwd));
+      append (&r->meta, &meta_len, "\n", 1);
+    }
+  shell_state_free (&kept);
 }
 
 /* One session per test: a private temporary tree. */
 struct sess
 {
   char root[PATH_MAX];
-  char state[PATH_MAX];
+  struct shell_state st; /* as the session layer keeps it */
   char work[PATH_MAX];
   char home[PATH_MAX];
 };
@@ -283,34 +294,15 @@ make_dir (const char *base, const char *name)
   assert_int_equal (mkdir (p, 0755), 0);
 }
 
-static char *
-slurp (const char *path, size_t *len)
-{
-  FILE *f = fopen (path, "rb");
-  if (!f)
-    return NULL;
-  char *buf = NULL;
-  size_t n = 0;
-  char chunk[65536];
-  size_t got;
-  while ((got = fread (chunk, 1, sizeof chunk, f)) > 0)
-    append (&buf, &n, chunk, got);
-  fclose (f);
-  if (!buf)
-    append (&buf, &n, "", 0);
-  if (len)
-    *len = n;
-  return buf;
-}
-
 static void
 bootstrap (struct sess *s, const char *cwd, const char *const *extra,
            struct run *r)
 {
-  char *script = shell_bootstrap_script (s->state, cwd);
+  char *script = shell_bootstrap_script (cwd);
   assert_non_null (script);
   run_script (script, s->root, NULL, 0, extra, true, r);
   free (script);
+  assert_int_not_equal (shell_state_take (&s->st, r->report, r->report_len), -1);
 }
 
 static int
@@ -321,7 +313,6 @@ sess_setup (void **state)
   char tmpl[] = "/tmp/airlock-tss-XXXXXX";
   assert_non_null (mkdtemp (tmpl));
   assert_non_null (realpath (tmpl, s->root));
-  path_join (s->state, s->root, ".airlock-session-test");
   path_join (s->work, s->root, "work");
   path_join (s->home, s->root, "home");
   make_dir (s->root, "work");
@@ -343,6 +334,7 @@ sess_teardown (void **state)
 {
   struct sess *s = *state;
   rm_tree (s->root);
+  shell_state_free (&s->st);
   free (s);
   return 0;
 }
@@ -353,10 +345,11 @@ cmd_full (struct sess *s, const char *cwd, const char *command,
           const char *in, size_t in_len, const char *const *extra,
           struct run *r)
 {
-  char *script = shell_command_script (s->state, cwd, command);
+  char *script = shell_command_script (&s->st, cwd, command);
   assert_non_null (script);
   run_script (script, s->root, in, in_len, extra, true, r);
   free (script);
+  assert_int_not_equal (shell_state_take (&s->st, r->report, r->report_len), -1);
 }
 
 static void
@@ -384,10 +377,8 @@ expect (struct sess *s, const char *cwd, const char *command,
 static char *
 snapshot (struct sess *s)
 {
-  char *path = shell_snapshot_file (s->state);
-  assert_non_null (path);
-  char *text = slurp (path, NULL);
-  free (path);
+  assert_non_null (s->st.snapshot);
+  char *text = strdup (s->st.snapshot);
   assert_non_null (text);
   return text;
 }
@@ -406,23 +397,18 @@ fmt (const char *f, ...)
   return s;
 }
 
-/* No state file may be left half-written or behind. */
+/* The state never touches the sandbox's files: nothing but what the
+   tests made is in the session's tree. */
 static void
 assert_no_temporaries (struct sess *s)
 {
-  char *cmdline = fmt ("ls -A '%s'", s->state);
+  char *cmdline = fmt ("ls -A '%s'", s->root);
   FILE *p = popen (cmdline, "r");
   assert_non_null (p);
   char line[PATH_MAX];
-  int n = 0;
   while (fgets (line, sizeof line, p))
-    {
-      assert_true (strcmp (line, "cwd\n") == 0
-                   || strcmp (line, "snapshot\n") == 0);
-      n++;
-    }
+    assert_true (strcmp (line, "work\n") == 0 || strcmp (line, "home\n") == 0);
   pclose (p);
-  assert_int_equal (n, 2);
   free (cmdline);
 }
 
@@ -431,7 +417,7 @@ static void
 job_full (struct sess *s, const char *cwd, const char *command,
           const char *in, size_t in_len, struct run *r)
 {
-  char *script = shell_job_script (s->state, cwd, command);
+  char *script = shell_job_script (&s->st, cwd, command);
   assert_non_null (script);
   run_script (script, s->root, in, in_len, NULL, true, r);
   free (script);
@@ -448,7 +434,7 @@ job (struct sess *s, const char *cwd, const char *command, struct run *r)
 static pid_t
 job_start (struct sess *s, const char *cwd, const char *command, int *meta_fd)
 {
-  char *script = shell_job_script (s->state, cwd, command);
+  char *script = shell_job_script (&s->st, cwd, command);
   assert_non_null (script);
   const char *envp[N_ELEMENTS (base_env) + 1];
   for (size_t i = 0; i < N_ELEMENTS (base_env); i++)
@@ -485,12 +471,8 @@ job_start (struct sess *s, const char *cwd, const char *command, int *meta_fd)
 static char *
 cwd_record (struct sess *s)
 {
-  char *path = shell_cwd_file (s->state);
-  assert_non_null (path);
-  char *text = slurp (path, NULL);
-  free (path);
-  assert_non_null (text);
-  return text;
+  assert_non_null (s->st.cwd);
+  return fmt ("%s\n", s->st.cwd);
 }
 
 /* Tests */
@@ -536,40 +518,75 @@ test_quote (void **state)
     }
 }
 
+/* The report on fd 3 is kept only whole: a command killed at any point
+   of it (any prefix), or one that wrote more, leaves the state as it was. */
 static void
-test_state_paths (void **state)
+test_state_take (void **state)
 {
   (void) state;
-  char *p = shell_cwd_file ("/tmp/.airlock-session-1");
-  assert_string_equal (p, "/tmp/.airlock-session-1/cwd");
-  free (p);
-  p = shell_cwd_file ("/tmp/x//");
-  assert_string_equal (p, "/tmp/x/cwd");
-  free (p);
-  p = shell_snapshot_file ("/tmp/x/");
-  assert_string_equal (p, "/tmp/x/snapshot");
-  free (p);
-  p = shell_snapshot_file ("/");
-  assert_string_equal (p, "/snapshot");
-  free (p);
+  static const char whole[]
+      = "declare -x A=\"1\"\ndeclare -x AIRLOCK_SESSION=\"s\"\n"
+        "declare -rx AIRLOCK_RO=\"secret\"\ndeclare -x AIRLOCK_NO_VALUE\n"
+        "declare -x __airlock_ec=\"0\"\ndeclare -x AIRLOCKED=\"kept\"\n"
+        "declare -x B=$'two\\nlines'\n"
+        "\0f () \n{ \n    declare -x AIRLOCK_IN_BODY=1\n}\nalias ll='ls -l'\n"
+        "\0/work/dir\0";
+  size_t len = sizeof whole - 1;
+  struct shell_state st = { 0 };
+  assert_int_equal (shell_state_take (&st, whole, len), 1);
+  assert_string_equal (st.cwd, "/work/dir");
+  assert_string_equal (st.snapshot,
+                       "# airlock shell snapshot\n"
+                       "declare -x A=\"1\"\ndeclare -x AIRLOCKED=\"kept\"\n"
+                       "declare -x B=$'two\\nlines'\n"
+                       "f () \n{ \n    declare -x AIRLOCK_IN_BODY=1\n}\n"
+                       "alias ll='ls -l'\n");
+  char *first = strdup (st.snapshot);
+  for (size_t n = 0; n < len; n++)
+    {
+      assert_int_equal (shell_state_take (&st, whole, n), 0);
+      assert_string_equal (st.snapshot, first);
+      assert_string_equal (st.cwd, "/work/dir");
+    }
+  static const char *const bad[] = {
+    "a\0b\0/c\0/d\0", /* a fourth part */
+    "a\0b\0relative\0",
+    "a\0b\0\0",
+    "\0\0/x\0trailing",
+  };
+  static const size_t bad_len[] = { 11, 13, 5, 13 };
+  for (size_t i = 0; i < N_ELEMENTS (bad); i++)
+    {
+      assert_int_equal (shell_state_take (&st, bad[i], bad_len[i]), 0);
+      assert_string_equal (st.snapshot, first);
+    }
+  /* Bounded. */
+  size_t big = SHELL_REPORT_MAX + 1;
+  char *huge = malloc (big);
+  assert_non_null (huge);
+  memset (huge, 'x', big);
+  huge[big - 1] = '\0';
+  huge[big - 2] = '/';
+  huge[big - 3] = '\0';
+  huge[big - 4] = '\0';
+  assert_int_equal (shell_state_take (&st, huge, big), 0);
+  assert_int_equal (shell_state_take (&st, huge + 1, big - 1), 1);
+  assert_string_equal (st.cwd, "/");
+  free (huge);
+  free (first);
+  shell_state_free (&st);
+  assert_null (st.snapshot);
 }
 
 static void
 test_bootstrap (void **state)
 {
   struct sess *s = *state;
-  struct stat st;
-  assert_int_equal (lstat (s->state, &st), 0);
-  assert_true (S_ISDIR (st.st_mode));
-  assert_int_equal (st.st_mode & 07777, 0700);
   assert_no_temporaries (s);
-
-  char *path = shell_cwd_file (s->state);
-  char *cwd = slurp (path, NULL);
+  char *cwd = cwd_record (s);
   char *want = fmt ("%s\n", s->work);
   assert_string_equal (cwd, want);
   free (cwd);
-  free (path);
 
   char *snap = snapshot (s);
   assert_non_null (strstr (snap, "declare -x FROMENV=\"inherited\""));
@@ -577,8 +594,7 @@ test_bootstrap (void **state)
   assert_null (strstr (snap, "__airlock"));
   free (snap);
 
-  /* Again, with the metadata channel watched, from a subdirectory given
-     relative to where the shell starts, in an existing state directory:
+  /* Again, from a subdirectory given relative to where the shell starts:
      the cwd is reported and recorded. */
   struct run r;
   bootstrap (s, "work/sub", NULL, &r);
@@ -599,50 +615,28 @@ test_bootstrap_failures (void **state)
   struct sess *s = *state;
   struct run r;
 
-  /* The initial directory does not exist: 126, nothing recorded. */
-  char other[PATH_MAX];
-  path_join (other, s->root, "state2");
-  char *script = shell_bootstrap_script (other, "/nonexistent/dir");
+  /* The initial directory does not exist: 126, nothing reported. */
+  char *script = shell_bootstrap_script ("/nonexistent/dir");
   run_script (script, s->root, NULL, 0, NULL, true, &r);
-  free (script);
   assert_int_equal (r.status, SHELL_EXIT_NO_CWD);
   assert_string_equal (
       r.err, "airlock: cannot change to working directory /nonexistent/dir: "
              "no such directory\n");
-  assert_string_equal (r.meta, "");
-  char *snap_path = shell_snapshot_file (other);
-  assert_int_equal (access (snap_path, F_OK), -1);
-  free (snap_path);
+  assert_int_equal (r.report_len, 0);
   run_free (&r);
 
-  /* A symlink where the state directory should be (someone else's trap
-     in a shared /tmp): refused. */
-  char link[PATH_MAX];
-  path_join (link, s->root, "state-link");
-  assert_int_equal (symlink (s->work, link), 0);
-  script = shell_bootstrap_script (link, NULL);
+  /* No channel to report on: 125, said. */
+  run_script (script, s->root, NULL, 0, NULL, false, &r);
+  assert_int_equal (r.status, SHELL_EXIT_NO_CWD);
+  run_free (&r);
+  free (script);
+  script = shell_bootstrap_script (NULL);
   run_script (script, s->root, NULL, 0, NULL, false, &r);
   free (script);
   assert_int_equal (r.status, SHELL_EXIT_NO_STATE);
-  assert_non_null (strstr (r.err, "cannot use"));
+  assert_string_equal (r.err, "airlock: cannot report the session state on fd 3\n");
   run_free (&r);
-  char *in_work = shell_snapshot_file (s->work);
-  assert_int_equal (access (in_work, F_OK), -1);
-  free (in_work);
-
-  /* A directory owned by someone else: refused too. */
-  if (geteuid () == 0)
-    {
-      char foreign[PATH_MAX];
-      path_join (foreign, s->root, "foreign");
-      assert_int_equal (mkdir (foreign, 0777), 0);
-      assert_int_equal (chown (foreign, 65534, 65534), 0);
-      script = shell_bootstrap_script (foreign, NULL);
-      run_script (script, s->root, NULL, 0, NULL, false, &r);
-      free (script);
-      assert_int_equal (r.status, SHELL_EXIT_NO_STATE);
-      run_free (&r);
-    }
+  assert_no_temporaries (s);
 }
 
 static void
@@ -683,8 +677,7 @@ test_cwd_persistence (void **state)
   assert_string_equal (r.out, want_logical);
   assert_string_equal (r.meta, sub);
   run_free (&r);
-  char *cwd_path = shell_cwd_file (s->state);
-  char *recorded = slurp (cwd_path, NULL);
+  char *recorded = cwd_record (s);
   assert_string_equal (recorded, sub);
 
   free (recorded);
@@ -693,11 +686,10 @@ test_cwd_persistence (void **state)
   expect (s, NULL, "mkdir -p ' odd\nname ' && cd ' odd\nname '", "");
   char *odd = fmt ("[%s/sub/ odd\nname ]", s->work);
   expect (s, NULL, "printf '[%s]' \"$PWD\"", odd);
-  recorded = slurp (cwd_path, NULL);
+  recorded = cwd_record (s);
   assert_int_equal (strlen (recorded), strlen (odd) - 1);
   free (recorded);
   free (odd);
-  free (cwd_path);
   free (want_logical);
   free (link);
   free (abs_sub);
@@ -1622,7 +1614,7 @@ main (void)
 #define T(f) cmocka_unit_test_setup_teardown (f, sess_setup, sess_teardown)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_quote),
-    cmocka_unit_test (test_state_paths),
+    cmocka_unit_test (test_state_take),
     T (test_bootstrap),
     T (test_bootstrap_failures),
     T (test_cwd_persistence),
