@@ -62,6 +62,27 @@ field () {
   [ "${lines[4]}" = "[]" ]
 }
 
+@test "sessions: a command starts no process but its bash: the wrapper forks nothing" {
+  # In the sandbox's own pid namespace a command takes two pids, its job
+  # leader's and its bash's, when nothing else runs: so $$ of two commands
+  # three apart differs by 6.  A wrapper that forked to save or restore the
+  # state (compgen, mv) took three to five more per command.
+  al session open s
+  run al exec s -- 'echo $$'
+  [ "$status" -eq 0 ]
+  first=$output
+  al exec s -- 'export X=1; f () { :; }; alias a=b; cd /tmp; unset HOME'
+  run al exec s -- 'readonly -f f; exit 3'
+  [ "$status" -eq 3 ]
+  run al exec s -- 'echo $$; echo "$X $PWD"; type -t f a'
+  [ "$status" -eq 0 ]
+  echo "pids: $first ${lines[0]}"
+  [ "$(( lines[0] - first ))" -eq 6 ]
+  [ "${lines[1]}" = "1 /tmp" ]
+  [ "${lines[2]}" = function ]
+  [ "${lines[3]}" = alias ]
+}
+
 @test "sessions: exit codes, and 126 for a missing cwd" {
   al session open s
   run al exec s -- 'exit 42'
