@@ -233,9 +233,12 @@ got hello
 
 @test "sessions: a session with a running job is not reaped as idle; an idle one is" {
   SESSION_ENV="AIRLOCK_SESSION_IDLE_TIMEOUT=2" setup
+  # (busy gets its job before idle opens: a slow open, of a docker
+  # container say, must not let the idle timeout pass in between.)
   al session open busy
-  al session open idle
   run api '{"id":1,"op":"exec","session":"busy","background":true,"command":"sleep 30"}'
+  [[ "$output" == *'"ok":true'* ]]
+  al session open idle
   sleep 4
   run al session ls
   echo "$output" | grep -q '^busy '
