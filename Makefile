@@ -20,6 +20,7 @@ BUILDDIR   ?= build
 HELPER_CONF := $(SYSCONFDIR)/airlock/helper.conf
 HELPER_PATH := $(LIBEXECDIR)/airlock/airlock-helper
 SUPERVISOR_PATH := $(LIBEXECDIR)/airlock/airlock-supervisor
+DAEMON_PATH := $(LIBEXECDIR)/airlock/airlock-daemon
 DEFAULT_RULES := $(DATADIR)/airlock/default.rules
 ADMIN_RULES := $(SYSCONFDIR)/airlock/policy.rules
 SYSTEM_CONFIG := $(SYSCONFDIR)/airlock/config.json
@@ -57,7 +58,7 @@ LINK        = $(CC) $(CFLAGS) $(LDFLAGS) $(LDHARDEN)
 # changes no output.)
 BUILD_OPTIONS := $(BUILDDIR)/build-options
 BUILD_OPTION_VARS := VERSION PREFIX BINDIR LIBEXECDIR MANDIR DATADIR SYSCONFDIR \
-                     HELPER_CONF HELPER_PATH SUPERVISOR_PATH DEFAULT_RULES ADMIN_RULES \
+                     HELPER_CONF HELPER_PATH SUPERVISOR_PATH DAEMON_PATH DEFAULT_RULES ADMIN_RULES \
                      SYSTEM_CONFIG CC CPPFLAGS CFLAGS LDFLAGS HARDEN LDHARDEN
 shell_quote = '$(subst ','\'',$(1))'
 $(BUILD_OPTIONS): FORCE
@@ -69,6 +70,10 @@ $(BUILD_OPTIONS): FORCE
 FORCE:
 
 HELPER_PKGS := libcap-ng libseccomp
+# The thin `airlock` client: libc and cJSON, nothing else to load at every
+# call.  The daemon program (airlock-daemon) has the approval gate (PCRE2,
+# libunistring) and the backends (libcurl).
+CLIENT_PKGS := libcjson
 BROKER_PKGS := libcjson libcurl libpcre2-8
 # libunistring (NFKC in policy/) has no pkg-config file.
 BROKER_LIBS := -lunistring
@@ -81,18 +86,25 @@ BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_sessio
                 backends/xprintf.c backends/posture.c backends/cgroup_oom.c \
                 $(sort $(wildcard backends/docker*.c))
 POLICY_SRCS := $(sort $(wildcard policy/*.c))
-BROKER_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c \
-               broker/daemon.c broker/api.c broker/session.c broker/shell_state.c \
-               broker/output_window.c broker/spool.c broker/config.c broker/runtime_dir.c \
-               broker/sandbox_options.c broker/backend_open.c broker/approval.c \
-               broker/api_approval.c broker/approval_prompt.c broker/policy_command.c \
-               broker/config_command.c \
-               $(BACKEND_SRCS) $(POLICY_SRCS) helper/protocol.c
+# What both programs have: configuration, the runtime directory, the
+# local sandbox options and airlock's protected directories.
+COMMON_SRCS := broker/config.c broker/runtime_dir.c broker/sandbox_options.c \
+               broker/approval_client.c backends/local.c backends/installed_file.c \
+               backends/cgroup_oom.c backends/xprintf.c policy/protected_paths.c \
+               policy/audit_dirs.c policy/xalloc.c helper/protocol.c
+CLIENT_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c \
+               broker/approval_prompt.c broker/config_command.c $(COMMON_SRCS)
+DAEMON_SRCS := $(sort broker/airlock_daemon.c broker/daemon.c broker/api.c broker/session.c \
+               broker/shell_state.c broker/output_window.c broker/spool.c \
+               broker/backend_open.c broker/approval.c broker/api_approval.c \
+               broker/policy_command.c \
+               $(COMMON_SRCS) $(BACKEND_SRCS) $(POLICY_SRCS))
 SUPERVISOR_SRCS := backends/supervisor.c backends/supervisor_protocol.c helper/protocol.c \
                    backends/exec_leader.c backends/process_tree.c backends/stdin_feed.c
 
 HELPER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/%.o,$(HELPER_SRCS))
-BROKER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/broker-%.o,$(BROKER_SRCS))
+CLIENT_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/broker-%.o,$(CLIENT_SRCS))
+DAEMON_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/broker-%.o,$(DAEMON_SRCS))
 
 .PHONY: all bench bench-peers check check-installed test unit fuzz fuzz-smoke deps demo install install-setuid \
         install-caps uninstall clean helper-lines
@@ -100,10 +112,12 @@ BROKER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/broker-%.o,$(BROKER_SRCS))
 # The man pages carry the version and the paths this build looks in.
 MAN_PAGES := $(BUILDDIR)/airlock.1 $(BUILDDIR)/airlock-helper.8
 
-all: $(BUILDDIR)/airlock $(BUILDDIR)/airlock-helper $(BUILDDIR)/airlock-supervisor $(MAN_PAGES)
+all: $(BUILDDIR)/airlock $(BUILDDIR)/airlock-daemon $(BUILDDIR)/airlock-helper \
+     $(BUILDDIR)/airlock-supervisor $(MAN_PAGES)
 
 man_path = $(subst -,\\-,$(subst |,\|,$(subst &,\&,$(1))))
-MAN_SUBST := VERSION HELPER_CONF HELPER_PATH SUPERVISOR_PATH DEFAULT_RULES ADMIN_RULES SYSTEM_CONFIG
+MAN_SUBST := VERSION HELPER_CONF HELPER_PATH SUPERVISOR_PATH DAEMON_PATH DEFAULT_RULES ADMIN_RULES \
+             SYSTEM_CONFIG
 $(MAN_PAGES): $(BUILDDIR)/%: docs/% $(BUILD_OPTIONS)
 	sed $(foreach v,$(MAN_SUBST),-e $(call shell_quote,s|@$(v)@|$(call man_path,$($(v)))|g)) $< > $@.tmp
 	@! grep -n '@[A-Z_]*@' $@.tmp || { echo "$<: unknown placeholder" >&2; rm -f $@.tmp; exit 1; }
@@ -118,14 +132,17 @@ $(BUILDDIR)/obj/broker-%.o: %.c $(wildcard helper/protocol.h broker/*.h backends
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -Ibroker -Ibackends -Ipolicy $(shell $(PKG) --cflags $(BROKER_PKGS)) \
 	  -DHELPER_PATH='"$(HELPER_PATH)"' -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' \
-	  -DAIRLOCK_SYSTEM_CONFIG='"$(SYSTEM_CONFIG)"' \
+	  -DDAEMON_PATH='"$(DAEMON_PATH)"' -DAIRLOCK_SYSTEM_CONFIG='"$(SYSTEM_CONFIG)"' \
 	  -DAIRLOCK_DEFAULT_RULES='"$(DEFAULT_RULES)"' -DAIRLOCK_ADMIN_RULES='"$(ADMIN_RULES)"' \
 	  -c $< -o $@
 
 $(BUILDDIR)/airlock-helper: $(HELPER_OBJS)
 	$(LINK) -o $@ $^ $(shell $(PKG) --libs $(HELPER_PKGS)) -ldl
 
-$(BUILDDIR)/airlock: $(BROKER_OBJS)
+$(BUILDDIR)/airlock: $(CLIENT_OBJS)
+	$(LINK) -o $@ $^ $(shell $(PKG) --libs $(CLIENT_PKGS))
+
+$(BUILDDIR)/airlock-daemon: $(DAEMON_OBJS)
 	$(LINK) -o $@ $^ $(shell $(PKG) --libs $(BROKER_PKGS)) $(BROKER_LIBS)
 
 # The supervisor runs inside sandboxes, including --rootfs ones that may
@@ -169,7 +186,7 @@ UNIT_SRCS_shell_parse := policy/shell_parse.c policy/normalize.c policy/inline_c
 UNIT_SRCS_rules := policy/rules.c policy/shell_parse.c policy/normalize.c policy/inline_code.c policy/xalloc.c
 UNIT_SRCS_gate := policy/gate.c policy/rules.c policy/shell_parse.c policy/normalize.c policy/inline_code.c policy/xalloc.c
 UNIT_SRCS_modal_mode := policy/modal_mode.c policy/xalloc.c
-UNIT_SRCS_audit_log := policy/audit_log.c policy/redact.c policy/xalloc.c
+UNIT_SRCS_audit_log := policy/audit_log.c policy/audit_dirs.c policy/redact.c policy/xalloc.c
 UNIT_SRCS_docker_risk := policy/docker_risk.c policy/xalloc.c
 UNIT_TESTS += protected_paths
 UNIT_SRCS_protected_paths := policy/protected_paths.c policy/xalloc.c
@@ -295,6 +312,7 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR)/airlock \
 	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(BUILDDIR)/airlock $(DESTDIR)$(BINDIR)/airlock
+	install -m 0755 $(BUILDDIR)/airlock-daemon $(DESTDIR)$(DAEMON_PATH)
 	install -m 0755 $(BUILDDIR)/airlock-helper $(DESTDIR)$(HELPER_PATH)
 	install -m 0755 $(BUILDDIR)/airlock-supervisor $(DESTDIR)$(SUPERVISOR_PATH)
 	install -d $(DESTDIR)$(DATADIR)/airlock
@@ -317,7 +335,8 @@ install-caps: install
 	@getcap $(DESTDIR)$(HELPER_PATH)
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/airlock $(DESTDIR)$(HELPER_PATH) $(DESTDIR)$(SUPERVISOR_PATH) \
+	rm -f $(DESTDIR)$(BINDIR)/airlock $(DESTDIR)$(DAEMON_PATH) $(DESTDIR)$(HELPER_PATH) \
+	  $(DESTDIR)$(SUPERVISOR_PATH) \
 	  $(DESTDIR)$(DEFAULT_RULES) \
 	  $(DESTDIR)$(MANDIR)/man1/airlock.1 $(DESTDIR)$(MANDIR)/man8/airlock-helper.8
 

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* airlock: the unprivileged broker's command line. */
+/* airlock: the unprivileged broker's command line.  A thin client: it
+ * links libc and cJSON only, talks to the per-user daemon, and runs the
+ * daemon program (airlock-daemon, airlock_daemon.c) for what needs the
+ * approval gate's rules or the backends: `airlock daemon` itself and
+ * `airlock policy`.  Loading fewer libraries is most of what a short
+ * command costs. */
 #include <stdio.h>
 #include <string.h>
 
 #include "client_commands.h"
 #include "config_command.h"
-#include "policy_command.h"
 #include "run_command.h"
 
 static const char usage[]
@@ -50,11 +54,11 @@ main (int argc, char **argv)
   if (!strcmp (argv[1], "serve"))
     return serve_command (argc - 1, argv + 1);
   if (!strcmp (argv[1], "policy"))
-    return policy_command (argc - 1, argv + 1);
+    return exec_daemon_program (argv, 2);
   if (!strcmp (argv[1], "config"))
     return config_command (argc - 1, argv + 1);
   if (!strcmp (argv[1], "daemon"))
-    return daemon_command (argc - 1, argv + 1);
+    return daemon_command (argc, argv);
   fprintf (stderr, "airlock: unknown command '%s'\nTry 'airlock --help'.\n",
            argv[1]);
   return 2;

@@ -1204,6 +1204,7 @@ static const struct
   { "exec", { "session", "command", "cwd", "stdin", "timeout", "background", "env",
               "approval", NULL } },
   { "answer", { "approval", "answer", NULL } },
+  { "judge", { "command", "approval", "answer", "client_env", NULL } },
   { "interrupt", { "session", NULL } },
   { "jobs", { "session", NULL } },
   { "job_output", { "session", "job", "offset", NULL } },
@@ -1323,6 +1324,8 @@ api_handle (struct daemon *d, struct client *c, const char *line, size_t len)
     op_exec (d, c, req, id, false);
   else if (!strcmp (op->valuestring, "answer"))
     api_op_answer (d, c, req, id);
+  else if (!strcmp (op->valuestring, "judge"))
+    api_op_judge (d, c, req, id);
   else if (!strcmp (op->valuestring, "interrupt"))
     op_interrupt (d, c, req, id);
   else if (!strcmp (op->valuestring, "attach"))

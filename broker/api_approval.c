@@ -11,6 +11,7 @@
 
 #include "api_internal.h"
 #include "redact.h"
+#include "xprintf.h"
 
 struct asking
 {
@@ -292,4 +293,150 @@ api_approval_waiting (struct client *c)
     if (a->c == c)
       return true;
   return false;
+}
+
+/* ---- judge: the gate's verdict for `airlock run` ---- */
+
+/* The configuration a judge resolves (the files and the client's AIRLOCK_*
+ * variables, as for an open), kept while neither those nor the files
+ * change: a judge costs a stat of each file, not a parse. */
+static struct
+{
+  char *env_text;
+  struct airlock_config *cfg;
+} judged;
+
+static struct airlock_config *
+judge_config (const cJSON *cenv, char **err)
+{
+  char *text = cenv ? cJSON_PrintUnformatted (cenv) : strdup ("");
+  if (!text)
+    return NULL;
+  if (judged.cfg && !strcmp (judged.env_text, text)
+      && !config_files_changed (judged.cfg))
+    {
+      free (text);
+      return judged.cfg;
+    }
+  char **envp = cenv ? config_env_from_json (cenv, err) : NULL;
+  static const char *const no_env[] = { NULL };
+  struct airlock_config *cfg = NULL;
+  if (!*err)
+    cfg = config_load_with (cenv ? (const char *const *) envp : no_env, NULL,
+                            NULL, err);
+  config_env_free (envp);
+  if (!cfg)
+    {
+      free (text);
+      return NULL;
+    }
+  config_free (judged.cfg);
+  free (judged.env_text);
+  judged.cfg = cfg;
+  judged.env_text = text;
+  return cfg;
+}
+
+void
+api_op_judge (struct daemon *d, struct client *c, const cJSON *req,
+              const cJSON *id)
+{
+  const cJSON *cmd = cJSON_GetObjectItemCaseSensitive (req, "command");
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive (req, "approval");
+  const cJSON *ans = cJSON_GetObjectItemCaseSensitive (req, "answer");
+  const cJSON *cenv = cJSON_GetObjectItemCaseSensitive (req, "client_env");
+  if (!cmd)
+    return send_error (c, id, "missing_field", "field \"command\" is required");
+  if (!cJSON_IsString (cmd))
+    return send_error (c, id, "wrong_type", "field \"command\" must be a string");
+  if (cenv && !cJSON_IsObject (cenv))
+    return send_error (c, id, "wrong_type", "field \"client_env\" must be an object");
+  int mode = -1;
+  if (m && (!cJSON_IsString (m) || (mode = gate_mode_parse (m->valuestring)) < 0))
+    return send_error (c, id, "bad_request", "field \"approval\" must be one of "
+                       "\"interactive\", \"ask\", \"deny\", \"approve\"");
+  static const char *const answers[] = { "once", "session", "always", "deny",
+                                         "timeout" };
+  int which = -1;
+  for (int i = 0; i < 5 && cJSON_IsString (ans); i++)
+    if (!strcmp (ans->valuestring, answers[i]))
+      which = i;
+  if (ans && which < 0)
+    return send_error (c, id, "bad_request", "field \"answer\" must be one of "
+                       "\"once\", \"session\", \"always\", \"deny\", \"timeout\"");
+
+  char *err = NULL;
+  struct airlock_config *cfg = judge_config (cenv, &err);
+  if (!cfg)
+    {
+      send_error (c, id, "config_error", "%s", err ? err : "out of memory");
+      free (err);
+      return;
+    }
+  /* The rules as they are now; a file broken since is an error, as it
+   * would be for a daemon starting now. */
+  if (approval_refresh (d->approval, &err) < 0)
+    {
+      send_error (c, id, "policy_error", "%s", err ? err : "error");
+      free (err);
+      return;
+    }
+  if (mode < 0)
+    mode = (int) approval_default_mode (cfg, false);
+  const char *command = cmd->valuestring;
+  /* A fresh sandbox of the host's system directories with a read-write
+   * workdir reaches the host: the full gate. */
+  struct gate_decision dec;
+  approval_decide (d->approval, cfg, (enum gate_mode) mode, true, NULL, command,
+                   NULL, &dec);
+  unsigned timeout = ruleset_settings (approval_rules (d->approval))->approval_timeout;
+  char *warning = NULL;
+  if (dec.verdict == GATE_ASK && which < 0)
+    {
+      /* Nothing is recorded yet: the caller asks, then judges again with
+       * the answer. */
+      cJSON *r = reply (id, true);
+      cJSON_AddStringToObject (r, "verdict", "ask");
+      cJSON_AddStringToObject (r, "decided_by", dec.decided_by);
+      cJSON_AddItemToObject (r, "rules", rules_json (&dec));
+      cJSON_AddNumberToObject (r, "timeout_ms", (double) timeout * 1000);
+      client_send (c, r);
+      return;
+    }
+  if (dec.verdict == GATE_ASK)
+    {
+      const char *who = mode == GATE_MODE_INTERACTIVE ? "person" : "client";
+      if (which == 2 && approval_remember (d->approval, &dec, &err) < 0)
+        {
+          /* Still approved once: only keeping it failed. */
+          warning = xprintf ("could not save the approval: %s", err);
+          free (err);
+          err = NULL;
+        }
+      dec.verdict = which >= 3 ? GATE_DENY : GATE_ALLOW;
+      dec.decided_by = which == 4 ? "timeout" : who;
+    }
+  bool allow = dec.verdict == GATE_ALLOW;
+  if (approval_record (d->approval, "-", "local", command, &dec,
+                       allow ? "allow" : "deny", dec.decided_by, &err) < 0)
+    {
+      send_error (c, id, "audit_log", "%s", err ? err : "error");
+      free (err);
+      free (warning);
+      return;
+    }
+  cJSON *r = reply (id, true);
+  cJSON_AddStringToObject (r, "verdict", allow ? "allow" : "deny");
+  cJSON_AddStringToObject (r, "decided_by", dec.decided_by);
+  cJSON_AddItemToObject (r, "rules", rules_json (&dec));
+  if (!allow)
+    {
+      char *msg = gate_denial_message (&dec);
+      cJSON_AddStringToObject (r, "message", msg ? msg : "denied");
+      free (msg);
+    }
+  if (warning)
+    cJSON_AddStringToObject (r, "warning", warning);
+  free (warning);
+  client_send (c, r);
 }

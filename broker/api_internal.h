@@ -29,6 +29,13 @@ void api_resume_approved (struct daemon *d, struct client *c,
                           const cJSON *req, const cJSON *id);
 void api_op_answer (struct daemon *d, struct client *c, const cJSON *req,
                     const cJSON *id);
+/* op "judge": the gate's verdict on a command for a fresh local sandbox
+ * that reaches the host (`airlock run`), recorded in the audit log once
+ * decided; "ask" (unrecorded) when it needs an answer the request did not
+ * bring.  The rules and the configuration are kept between calls and
+ * read again only when their files change. */
+void api_op_judge (struct daemon *d, struct client *c, const cJSON *req,
+                   const cJSON *id);
 /* Unanswered asks past their deadline are denied. */
 void api_approval_tick (struct daemon *d);
 /* Asks of a client or session that went away are denied. */

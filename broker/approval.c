@@ -14,73 +14,30 @@
 
 #include "approval.h"
 #include "audit_log.h"
+#include "file_stamp.h"
 #include "protected_paths.h"
 #include "installed_file.h"
 #include "runtime_dir.h"
 #include "xalloc.h"
 #include "xprintf.h"
 
-struct file_stamp
-{
-  bool exists;
-  dev_t dev;
-  ino_t ino;
-  off_t size;
-  struct timespec mtime;
-};
-
 struct approval
 {
   const struct airlock_config *cfg;
   char *default_rules, *admin_rules, *allowlist_path, *home;
   struct file_stamp default_st, admin_st, allow_st;
+  uint64_t default_hash, admin_hash; /* of what rs was compiled from */
   struct ruleset *rs;
   struct id_set always;
   struct audit_log *log;
 };
-
-/* $XDG_STATE_HOME/airlock, else ~/.local/state/airlock. */
-static char *
-state_dir (char **err)
-{
-  return audit_log_state_dir (getenv ("XDG_STATE_HOME"), config_home_dir (),
-                              err);
-}
-
-/* The directory of the user's config file: config.json and allowlist. */
-static char *
-config_dir (void)
-{
-  char *p = config_user_path ();
-  char *slash = p ? strrchr (p, '/') : NULL;
-  if (slash && slash != p)
-    *slash = '\0';
-  return p;
-}
-
-static void
-stamp (const char *path, struct file_stamp *st)
-{
-  struct stat s;
-  *st = (struct file_stamp){ 0 };
-  if (path && stat (path, &s) == 0)
-    *st = (struct file_stamp){ true, s.st_dev, s.st_ino, s.st_size, s.st_mtim };
-}
-
-static bool
-changed (const char *path, const struct file_stamp *old)
-{
-  struct file_stamp now;
-  stamp (path, &now);
-  return memcmp (&now, old, sizeof now) != 0;
-}
 
 /* The allowlist: one rule id per line, '#' comments. */
 static int
 load_allowlist (struct approval *a, char **err)
 {
   id_set_clear (&a->always);
-  stamp (a->allowlist_path, &a->allow_st);
+  file_stamp (a->allowlist_path, &a->allow_st);
   FILE *f = a->allowlist_path ? fopen (a->allowlist_path, "re") : NULL;
   if (!f)
     {
@@ -103,9 +60,16 @@ load_allowlist (struct approval *a, char **err)
   return 0;
 }
 
+/* Compile the rule files.  Stamped and hashed first: a change while they
+ * are read is seen at the next refresh, never lost. */
 static int
 load_rules (struct approval *a, char **err)
 {
+  struct file_stamp def_st, admin_st;
+  file_stamp (a->default_rules, &def_st);
+  file_stamp (a->admin_rules, &admin_st);
+  uint64_t def_hash = file_hash (a->default_rules);
+  uint64_t admin_hash = file_hash (a->admin_rules);
   struct ruleset *rs = ruleset_load (a->default_rules, a->admin_rules, err);
   char *missing = NULL;
   if (!rs && installed_file_check (a->default_rules, R_OK, "AIRLOCK_DEFAULT_RULES",
@@ -118,8 +82,10 @@ load_rules (struct approval *a, char **err)
     return -1;
   ruleset_free (a->rs);
   a->rs = rs;
-  stamp (a->default_rules, &a->default_st);
-  stamp (a->admin_rules, &a->admin_st);
+  a->default_st = def_st;
+  a->admin_st = admin_st;
+  a->default_hash = def_hash;
+  a->admin_hash = admin_hash;
   return 0;
 }
 
@@ -137,10 +103,10 @@ approval_open (const struct airlock_config *cfg, char **err)
   a->admin_rules = strdup (AIRLOCK_ADMIN_RULES);
   const char *h = config_home_dir ();
   a->home = h ? strdup (h) : NULL;
-  char *cdir = config_dir ();
+  char *cdir = approval_config_dir ();
   a->allowlist_path = cdir ? xprintf ("%s/allowlist", cdir) : NULL;
   free (cdir);
-  char *sdir = state_dir (err);
+  char *sdir = approval_state_dir (err);
   if (sdir && load_rules (a, err) == 0 && load_allowlist (a, err) == 0)
     a->log = audit_log_open (sdir, 1 << 20, 5, err);
   free (sdir);
@@ -171,11 +137,24 @@ approval_close (struct approval *a)
 int
 approval_refresh (struct approval *a, char **err)
 {
-  if ((changed (a->default_rules, &a->default_st)
-       || changed (a->admin_rules, &a->admin_st))
-      && load_rules (a, err) < 0)
-    return -1;
-  if (changed (a->allowlist_path, &a->allow_st))
+  bool def = file_stamp_changed (a->default_rules, &a->default_st);
+  bool admin = file_stamp_changed (a->admin_rules, &a->admin_st);
+  if (def || admin)
+    {
+      /* Touched, or rewritten with the same text: no new rules. */
+      struct file_stamp def_st, admin_st;
+      file_stamp (a->default_rules, &def_st);
+      file_stamp (a->admin_rules, &admin_st);
+      if (file_hash (a->default_rules) == a->default_hash
+          && file_hash (a->admin_rules) == a->admin_hash)
+        {
+          a->default_st = def_st;
+          a->admin_st = admin_st;
+        }
+      else if (load_rules (a, err) < 0)
+        return -1;
+    }
+  if (file_stamp_changed (a->allowlist_path, &a->allow_st))
     return load_allowlist (a, err);
   return 0;
 }
@@ -189,12 +168,8 @@ approval_rules (const struct approval *a)
 enum gate_mode
 approval_default_mode (const struct airlock_config *cfg, bool have_terminal)
 {
-  int m = gate_mode_parse (config_string (cfg, "policy.mode"));
-  if (m < 0) /* "auto" */
-    return have_terminal ? GATE_MODE_INTERACTIVE : GATE_MODE_DENY;
-  if (m == GATE_MODE_INTERACTIVE && !have_terminal)
-    return GATE_MODE_DENY; /* nobody is there to answer */
-  return (enum gate_mode) m;
+  int m = gate_mode_parse (approval_default_mode_name (cfg, have_terminal));
+  return m < 0 ? GATE_MODE_DENY : (enum gate_mode) m;
 }
 
 void
@@ -285,96 +260,4 @@ approval_remember (struct approval *a, const struct gate_decision *d,
     }
   close (fd);
   return rc < 0 ? -1 : load_allowlist (a, err);
-}
-
-/* Resolve path one component at a time, as the kernel would, noting where
- * each symlink on the way is; past a missing component, lexically (that
- * is where it would be created). */
-static void
-find_protected (struct protected_dir *d, const char *what, const char *path)
-{
-  *d = (struct protected_dir){ .what = what };
-  char *cwd = path[0] == '/' ? NULL : getcwd (NULL, 0);
-  char *spelled = xasprintf ("%s/%s", cwd ? cwd : "", path);
-  free (cwd);
-  char *real = xstrdup ("");
-  bool missing = false;
-  char *save = NULL;
-  for (char *c = strtok_r (spelled, "/", &save); c; c = strtok_r (NULL, "/", &save))
-    {
-      if (!strcmp (c, "."))
-        continue;
-      if (!strcmp (c, ".."))
-        {
-          *(strrchr (real, '/') ? strrchr (real, '/') : real) = '\0';
-          continue;
-        }
-      char *next = xasprintf ("%s/%s", real, c);
-      free (real);
-      real = next;
-      struct stat st;
-      if (missing || lstat (real, &st) < 0)
-        missing = true;
-      else if (S_ISLNK (st.st_mode))
-        {
-          d->links = xreallocarray (d->links, d->n_links + 1, sizeof *d->links);
-          d->links[d->n_links++] = xstrdup (real);
-          char *target = realpath (real, NULL);
-          if (target)
-            {
-              free (real);
-              real = target;
-            }
-          else
-            missing = true; /* dangling: where it is stands for it */
-        }
-    }
-  free (spelled);
-  struct stat st;
-  d->exists = !missing && stat (real, &st) == 0 && S_ISDIR (st.st_mode);
-  d->path = *real ? real : (free (real), xstrdup ("/"));
-}
-
-void
-approval_protected_dirs (struct protected_dirs *p)
-{
-  *p = (struct protected_dirs){ 0 };
-  char *serr = NULL, *rterr = NULL;
-  char rt[PATH_MAX] = "";
-  char *dirs[PROTECTED_MAX] = { config_dir (), state_dir (&serr), NULL };
-  /* A runtime directory that is not safely ours is not our daemon's; it
-   * is still hidden where it would be. */
-  runtime_dir (rt, sizeof rt, &rterr);
-  if (rt[0])
-    dirs[2] = xstrdup (rt);
-  free (serr);
-  free (rterr);
-  static const char *const what[] = { "configuration", "state (audit log)",
-                                      "runtime (daemon socket)" };
-  for (size_t i = 0; i < PROTECTED_MAX; i++)
-    {
-      if (!dirs[i])
-        continue;
-      /* Made now if missing, so that no sandbox shown the parent can make
-       * one, e.g. a config.json where there was none.  When that fails
-       * (not ours to create), find_protected says it is missing. */
-      char *ignored = NULL;
-      audit_log_make_dirs (dirs[i], &ignored);
-      free (ignored);
-      find_protected (&p->d[p->n++], what[i], dirs[i]);
-      free (dirs[i]);
-    }
-}
-
-void
-approval_protected_free (struct protected_dirs *p)
-{
-  for (size_t i = 0; i < p->n; i++)
-    {
-      free (p->d[i].path);
-      for (size_t k = 0; k < p->d[i].n_links; k++)
-        free (p->d[i].links[k]);
-      free (p->d[i].links);
-    }
-  *p = (struct protected_dirs){ 0 };
 }

@@ -7,9 +7,9 @@
 
 #include <stdbool.h>
 
+#include "approval_client.h"
 #include "config.h"
 #include "gate.h"
-#include "protected_paths.h"
 
 #ifndef AIRLOCK_DEFAULT_RULES
 #define AIRLOCK_DEFAULT_RULES "/usr/local/share/airlock/default.rules"
@@ -31,8 +31,7 @@ int approval_refresh (struct approval *a, char **err);
 
 const struct ruleset *approval_rules (const struct approval *a);
 
-/* The mode a caller gets when it does not say: policy.mode, where "auto"
- * is interactive with a terminal and deny without. */
+/* approval_default_mode_name (approval_client.h) as a mode. */
 enum gate_mode approval_default_mode (const struct airlock_config *cfg,
                                       bool have_terminal);
 
@@ -56,14 +55,5 @@ int approval_record (struct approval *a, const char *session,
 /* "always": add the rules of d to the user's allowlist file. */
 int approval_remember (struct approval *a, const struct gate_decision *d,
                        char **err);
-
-/* airlock's own configuration, state and runtime directories, which no
- * sandbox may see (policy/protected_paths.h: a sandboxed command could
- * read or rewrite the policy, or reach the daemon's socket and approve
- * itself).  Each is created (0700) when missing, so that a sandbox shown
- * its parent cannot create it, then found as it is now.  Free with
- * approval_protected_free. */
-void approval_protected_dirs (struct protected_dirs *p);
-void approval_protected_free (struct protected_dirs *p);
 
 #endif

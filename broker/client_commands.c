@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The commands that talk to the per-user daemon: `airlock serve`,
- * `airlock exec`, `airlock session ls|open|close`, and `airlock daemon`
- * itself.  The daemon is started on demand. */
+ * `airlock exec`, `airlock session ls|open|close`, `airlock daemon
+ * status|stop`; and the way to the daemon program (airlock-daemon, which
+ * holds the approval gate and the backends), started on demand or run
+ * for `airlock daemon` and `airlock policy`. */
 #define _GNU_SOURCE
 #include "client_commands.h"
 
@@ -21,13 +23,46 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "approval.h"
+#include "approval_client.h"
 #include "approval_prompt.h"
 #include "config.h"
-#include "daemon.h"
+#include "installed_file.h"
 #include "runtime_dir.h"
 
 #define START_TIMEOUT_MS 5000
+
+#ifndef DAEMON_PATH
+#define DAEMON_PATH "/usr/local/libexec/airlock/airlock-daemon"
+#endif
+
+static const char *
+daemon_program (void)
+{
+  const char *p = getenv ("AIRLOCK_DAEMON");
+  return p && *p ? p : DAEMON_PATH;
+}
+
+/* "cannot run PATH: why (where the path came from)"; no allocation:
+ * usable between fork and exec. */
+static void
+say_cannot_run (int fd, const char *who, const char *path, int e)
+{
+  char hint[256];
+  dprintf (fd, "%s%scannot run %s: %s (%s)\n", who ? who : "", who ? ": " : "",
+           path, strerror (e),
+           e == ENOENT || e == ENOTDIR
+             ? installed_file_hint (path, "AIRLOCK_DAEMON", hint, sizeof hint)
+             : "install airlock, or point AIRLOCK_DAEMON at airlock-daemon");
+}
+
+int
+exec_daemon_program (char **argv, int status)
+{
+  const char *path = daemon_program ();
+  execv (path, argv);
+  say_cannot_run (2, "airlock", path, errno);
+  return status;
+}
 
 static int
 try_connect (const char *dir)
@@ -42,82 +77,99 @@ try_connect (const char *dir)
   return -1;
 }
 
-/* Start `airlock daemon` detached, its output in the runtime dir's log. */
-static void
+/* Start `airlock daemon` detached, its output in the runtime dir's log,
+ * and wait until it listens or gives up.  It is told a pipe
+ * (AIRLOCK_DAEMON_READY_FD) on which it writes why it cannot start (a
+ * broken configuration or rule file, no audit log) and which it closes
+ * once it listens, so that the error is said here, not buried in the
+ * log.  NULL when it started (or another daemon was starting at the same
+ * time), else that message, malloc'd. */
+static char *
 start_daemon (const char *dir)
 {
+  int ready[2];
+  if (pipe2 (ready, O_CLOEXEC) < 0)
+    return strdup (strerror (errno));
+  const char *path = daemon_program ();
   pid_t pid = fork ();
-  if (pid != 0)
+  if (pid == 0)
     {
-      if (pid > 0)
-        waitpid (pid, NULL, 0);
-      return;
+      if (fork () != 0) /* double fork: the daemon is nobody's child */
+        _exit (0);
+      setsid ();
+      int w = fcntl (ready[1], F_DUPFD, 10);
+      char log[4200];
+      snprintf (log, sizeof log, "%s/" DAEMON_LOG, dir);
+      int fd = open (log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+      int null = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+      if (w < 0 || fd < 0 || null < 0 || dup2 (null, 0) < 0 || dup2 (fd, 1) < 0
+          || dup2 (fd, 2) < 0 || dup2 (w, 3) < 0)
+        _exit (1);
+      /* Nothing else of the caller's: a pipe it waits on must not stay
+       * open. */
+      close_range (4, ~0U, 0);
+      setenv ("AIRLOCK_DAEMON_READY_FD", "3", 1);
+      char *const argv[] = { (char *) "airlock", (char *) "daemon", NULL };
+      execv (path, argv);
+      say_cannot_run (3, NULL, path, errno);
+      _exit (1);
     }
-  if (fork () != 0) /* double fork: the daemon is nobody's child */
-    _exit (0);
-  setsid ();
-  char log[4200];
-  snprintf (log, sizeof log, "%s/" DAEMON_LOG, dir);
-  int fd = open (log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-  int null = open ("/dev/null", O_RDONLY);
-  if (fd < 0 || null < 0 || dup2 (null, 0) < 0 || dup2 (fd, 1) < 0 || dup2 (fd, 2) < 0)
-    _exit (1);
-  /* Nothing of the caller's: a pipe it waits on must not stay open. */
-  close_range (3, ~0U, 0);
-  execl ("/proc/self/exe", "airlock", "daemon", (char *) NULL);
-  _exit (1);
+  close (ready[1]);
+  if (pid > 0)
+    waitpid (pid, NULL, 0);
+  char msg[4096];
+  size_t len = 0;
+  for (;;)
+    {
+      struct pollfd p = { .fd = ready[0], .events = POLLIN };
+      int n = poll (&p, 1, START_TIMEOUT_MS);
+      if (n < 0 && errno == EINTR)
+        continue;
+      ssize_t got = n > 0 ? read (ready[0], msg + len, sizeof msg - 1 - len) : 0;
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got <= 0 || (len += (size_t) got) == sizeof msg - 1)
+        break;
+    }
+  close (ready[0]);
+  while (len && msg[len - 1] == '\n')
+    len--;
+  msg[len] = '\0';
+  return len ? strdup (msg) : NULL;
 }
 
 int
-connect_daemon (void)
+connect_daemon (const char *who)
 {
   char dir[4096];
   char *err = NULL;
   if (runtime_dir (dir, sizeof dir, &err) < 0)
     {
-      fprintf (stderr, "airlock: %s\n", err);
+      fprintf (stderr, "%s: %s\n", who, err);
+      free (err);
       return -1;
     }
   int fd = try_connect (dir);
   if (fd >= 0)
     return fd;
-  /* A configuration error is said here, not buried in the daemon's log. */
-  struct airlock_config *cfg = config_load (&err);
-  if (!cfg)
+  if ((err = start_daemon (dir)))
     {
-      fprintf (stderr, "airlock: %s\n", err);
+      fprintf (stderr, "%s: %s\n", who, err);
       free (err);
       return -1;
     }
-  /* So is a broken rule file or audit log directory. */
-  struct approval *a = approval_open (cfg, &err);
-  config_free (cfg);
-  if (!a)
-    {
-      fprintf (stderr, "airlock: %s\n", err);
-      free (err);
-      return -1;
-    }
-  approval_close (a);
-  start_daemon (dir);
-  for (int waited = 0; waited < START_TIMEOUT_MS; waited += 20)
+  /* Started, or another client's daemon is starting: it listens soon. */
+  for (int waited = 0; waited < START_TIMEOUT_MS; waited += 10)
     {
       if ((fd = try_connect (dir)) >= 0)
         return fd;
-      usleep (20 * 1000);
+      usleep (10 * 1000);
     }
-  fprintf (stderr, "airlock: the daemon did not start; see %s/" DAEMON_LOG "\n", dir);
+  fprintf (stderr, "%s: the daemon did not start; see %s/" DAEMON_LOG "\n", who, dir);
   return -1;
 }
 
 /* ---- one request, one answer ---- */
-
-struct conn {
-  int fd;
-  char buf[1 << 16];
-  size_t len;
-  char *line;
-};
 
 static int
 send_json (int fd, cJSON *req)
@@ -143,7 +195,7 @@ send_json (int fd, cJSON *req)
 
 /* The next message from the daemon, or NULL when it hung up. */
 static cJSON *
-read_json (struct conn *c)
+read_json (struct daemon_conn *c)
 {
   size_t cap = 0, len = 0;
   free (c->line);
@@ -177,8 +229,8 @@ read_json (struct conn *c)
     }
 }
 
-static cJSON *
-call (struct conn *c, cJSON *req)
+cJSON *
+daemon_call (struct daemon_conn *c, cJSON *req)
 {
   if (send_json (c->fd, req) < 0)
     return NULL;
@@ -338,13 +390,13 @@ session_command (int argc, char **argv)
       fputs (session_usage, stderr);
       return 2;
     }
-  struct conn c = { .fd = connect_daemon () };
+  struct daemon_conn c = { .fd = connect_daemon ("airlock") };
   if (c.fd < 0)
     {
       cJSON_Delete (req);
       return 1;
     }
-  cJSON *r = call (&c, req);
+  cJSON *r = daemon_call (&c, req);
   /* A slow open (an image pull) says how it is going. */
   for (const cJSON *ev; (ev = cJSON_GetObjectItem (r, "event"))
                         && cJSON_IsString (ev) && !strcmp (ev->valuestring, "progress");)
@@ -408,8 +460,8 @@ client_approval_mode (void)
       char *err = NULL;
       struct airlock_config *cfg = config_load (&err);
       free (err);
-      mode = gate_mode_name (cfg ? approval_default_mode (cfg, approval_tty_available ())
-                                 : GATE_MODE_DENY);
+      mode = cfg ? approval_default_mode_name (cfg, approval_tty_available ())
+                 : "deny";
       config_free (cfg);
     }
   return mode;
@@ -417,7 +469,7 @@ client_approval_mode (void)
 
 /* An approval event: ask the person, send the answer. */
 static void
-answer_approval (struct conn *c, const cJSON *m)
+answer_approval (struct daemon_conn *c, const cJSON *m)
 {
   const cJSON *num = cJSON_GetObjectItem (m, "approval");
   const cJSON *cmd = cJSON_GetObjectItem (m, "command");
@@ -457,7 +509,7 @@ answer_approval (struct conn *c, const cJSON *m)
  * result.  Returns the command's exit status (1 on an error answer, -1
  * when the daemon went away); *cwd, if asked, gets the session's cwd. */
 static int
-run_exec (struct conn *c, int sfd, const char *session, cJSON *req, char **cwd)
+run_exec (struct daemon_conn *c, int sfd, const char *session, cJSON *req, char **cwd)
 {
   cJSON_AddNumberToObject (req, "id", 1);
   cJSON_AddStringToObject (req, "approval", client_approval_mode ());
@@ -711,7 +763,7 @@ exec_command (int argc, char **argv)
       cJSON_AddStringToObject (req, "stdin", in ? in : "");
       free (in);
     }
-  struct conn c = { .fd = connect_daemon () };
+  struct daemon_conn c = { .fd = connect_daemon ("airlock") };
   if (c.fd < 0)
     {
       cJSON_Delete (req);
@@ -742,13 +794,13 @@ shell_command (int argc, char **argv)
       return help ? 0 : 2;
     }
   const char *session = argv[1];
-  struct conn c = { .fd = connect_daemon () };
+  struct daemon_conn c = { .fd = connect_daemon ("airlock") };
   if (c.fd < 0)
     return 1;
   /* The session must exist; its cwd starts the prompt. */
   cJSON *ls = cJSON_CreateObject ();
   cJSON_AddStringToObject (ls, "op", "list");
-  cJSON *r = call (&c, ls);
+  cJSON *r = daemon_call (&c, ls);
   char *cwd = NULL;
   const cJSON *it;
   cJSON_ArrayForEach (it, cJSON_GetObjectItem (r, "sessions"))
@@ -864,7 +916,7 @@ serve_command (int argc, char **argv)
 {
   (void) argc;
   (void) argv;
-  int fd = connect_daemon ();
+  int fd = connect_daemon ("airlock");
   if (fd < 0)
     return 1;
   signal (SIGPIPE, SIG_IGN);
@@ -931,11 +983,6 @@ out:
 
 /* ---- airlock daemon ---- */
 
-static const char daemon_usage[]
-    = "Usage: airlock daemon [--idle-exit SEC]   run the daemon in the foreground\n"
-      "       airlock daemon status              is it running: pid, version, sessions\n"
-      "       airlock daemon stop                close its sessions and stop it\n";
-
 /* One request to a daemon that is already running (never starting one);
  * NULL when none runs. */
 static cJSON *
@@ -948,12 +995,12 @@ ask_running_daemon (const char *op, char *dir, size_t dir_size)
       free (err);
       return NULL;
     }
-  struct conn c = { .fd = try_connect (dir) };
+  struct daemon_conn c = { .fd = try_connect (dir) };
   if (c.fd < 0)
     return NULL;
   cJSON *req = cJSON_CreateObject ();
   cJSON_AddStringToObject (req, "op", op);
-  cJSON *r = call (&c, req);
+  cJSON *r = daemon_call (&c, req);
   free (c.line);
   close (c.fd);
   return r;
@@ -962,69 +1009,56 @@ ask_running_daemon (const char *op, char *dir, size_t dir_size)
 int
 daemon_command (int argc, char **argv)
 {
-  if (argc == 2 && (!strcmp (argv[1], "status") || !strcmp (argv[1], "stop")))
+  /* The daemon itself, in the foreground: the daemon program, under
+   * the name it was called by (ps shows "airlock daemon"). */
+  if (argc != 3 || (strcmp (argv[2], "status") && strcmp (argv[2], "stop")))
+    return exec_daemon_program (argv, 1);
+  char dir[4096];
+  bool stop = !strcmp (argv[2], "stop");
+  cJSON *r = ask_running_daemon (stop ? "shutdown" : "status", dir, sizeof dir);
+  if (!r)
     {
-      char dir[4096];
-      bool stop = !strcmp (argv[1], "stop");
-      cJSON *r = ask_running_daemon (stop ? "shutdown" : "status", dir, sizeof dir);
-      if (!r)
+      printf ("airlock daemon: not running (%s)\n", dir);
+      return stop ? 0 : 3;
+    }
+  int rc = 0;
+  if (!cJSON_IsTrue (cJSON_GetObjectItem (r, "ok")))
+    rc = print_error (r, "daemon");
+  else if (stop)
+    {
+      /* Gone once nothing answers on the socket any more. */
+      int fd;
+      for (int waited = 0; (fd = try_connect (dir)) >= 0 && waited < 10000; waited += 50)
         {
-          printf ("airlock daemon: not running (%s)\n", dir);
-          return stop ? 0 : 3;
+          close (fd);
+          usleep (50 * 1000);
         }
-      int rc = 0;
-      if (!cJSON_IsTrue (cJSON_GetObjectItem (r, "ok")))
-        rc = print_error (r, "daemon");
-      else if (stop)
+      if (fd >= 0)
         {
-          /* Gone once nothing answers on the socket any more. */
-          int fd;
-          for (int waited = 0; (fd = try_connect (dir)) >= 0 && waited < 10000; waited += 50)
-            {
-              close (fd);
-              usleep (50 * 1000);
-            }
-          if (fd >= 0)
-            {
-              close (fd);
-              fprintf (stderr, "airlock daemon: still running after 10 s\n");
-              rc = 1;
-            }
-          else
-            printf ("airlock daemon: stopped\n");
+          close (fd);
+          fprintf (stderr, "airlock daemon: still running after 10 s\n");
+          rc = 1;
         }
       else
-        {
-          const cJSON *pid = cJSON_GetObjectItem (r, "pid");
-          const cJSON *ver = cJSON_GetObjectItem (r, "version");
-          const cJSON *n = cJSON_GetObjectItem (r, "sessions");
-          const cJSON *up = cJSON_GetObjectItem (r, "uptime_ms");
-          printf ("airlock daemon: running, pid %d, version %s, %d session%s, up %.0f s, in %s\n",
-                  cJSON_IsNumber (pid) ? pid->valueint : 0,
-                  cJSON_IsString (ver) ? ver->valuestring : "?",
-                  cJSON_IsNumber (n) ? n->valueint : 0,
-                  cJSON_IsNumber (n) && n->valueint == 1 ? "" : "s",
-                  cJSON_IsNumber (up) ? up->valuedouble / 1000 : 0.0, dir);
-          if (cJSON_IsString (ver) && strcmp (ver->valuestring, AIRLOCK_VERSION))
-            printf ("airlock daemon: it is version %s, this airlock is %s: "
-                    "`airlock daemon stop` and it restarts on demand\n",
-                    ver->valuestring, AIRLOCK_VERSION);
-        }
-      cJSON_Delete (r);
-      return rc;
+        printf ("airlock daemon: stopped\n");
     }
-  int idle = 60;
-  for (int i = 1; i < argc; i++)
-    if (!strcmp (argv[i], "--idle-exit") && i + 1 < argc)
-      idle = atoi (argv[++i]);
-    else
-      {
-        bool help = !strcmp (argv[i], "--help");
-        fputs (daemon_usage, help ? stdout : stderr);
-        return help ? 0 : 2;
-      }
-  const char *env = getenv ("AIRLOCK_DAEMON_IDLE_EXIT");
-  if (env && *env)
-    idle = atoi (env);
-  return daemon_main (idle);
+  else
+    {
+      const cJSON *pid = cJSON_GetObjectItem (r, "pid");
+      const cJSON *ver = cJSON_GetObjectItem (r, "version");
+      const cJSON *n = cJSON_GetObjectItem (r, "sessions");
+      const cJSON *up = cJSON_GetObjectItem (r, "uptime_ms");
+      printf ("airlock daemon: running, pid %d, version %s, %d session%s, up %.0f s, in %s\n",
+              cJSON_IsNumber (pid) ? pid->valueint : 0,
+              cJSON_IsString (ver) ? ver->valuestring : "?",
+              cJSON_IsNumber (n) ? n->valueint : 0,
+              cJSON_IsNumber (n) && n->valueint == 1 ? "" : "s",
+              cJSON_IsNumber (up) ? up->valuedouble / 1000 : 0.0, dir);
+      if (cJSON_IsString (ver) && strcmp (ver->valuestring, AIRLOCK_VERSION))
+        printf ("airlock daemon: it is version %s, this airlock is %s: "
+                "`airlock daemon stop` and it restarts on demand\n",
+                ver->valuestring, AIRLOCK_VERSION);
+    }
+  cJSON_Delete (r);
+  return rc;
 }

@@ -1,16 +1,38 @@
 /* SPDX-License-Identifier: MIT */
-/* CLI commands served by the per-user daemon. */
+/* CLI commands served by the per-user daemon, and the way to it. */
 #ifndef AIRLOCK_BROKER_CLIENT_COMMANDS_H
 #define AIRLOCK_BROKER_CLIENT_COMMANDS_H
 
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
 /* A connection to the daemon, starting it if needed; -1 on failure (the
- * reason is printed). */
-int connect_daemon (void);
+ * reason is printed, after "WHO: "). */
+int connect_daemon (const char *who);
+
+/* One connection's reading side. */
+struct daemon_conn {
+  int fd;
+  char buf[1 << 16];
+  size_t len;
+  char *line;
+};
+/* Send req (taken) and read the next message: its answer, for a request
+ * that gets one at once.  NULL when the daemon went away. */
+cJSON *daemon_call (struct daemon_conn *c, cJSON *req);
+
+/* Run the daemon program (airlock-daemon: the daemon, the approval gate,
+ * the backends; AIRLOCK_DAEMON overrides where it is) with argv, for
+ * `airlock daemon` and `airlock policy`.  Returns only when it could not
+ * be run: status, after saying why. */
+int exec_daemon_program (char **argv, int status);
 
 int session_command (int argc, char **argv);
 int exec_command (int argc, char **argv);
 int shell_command (int argc, char **argv);
 int serve_command (int argc, char **argv);
+/* argv[1] is "daemon": status and stop here, the rest by the daemon
+ * program. */
 int daemon_command (int argc, char **argv);
 
 #endif

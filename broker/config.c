@@ -4,6 +4,7 @@
  * docs/config.md. */
 #define _GNU_SOURCE
 #include "config.h"
+#include "file_stamp.h"
 #include "fnv1a.h"
 #include "xalloc.h"
 
@@ -504,6 +505,9 @@ struct airlock_config
 {
   struct cfg_value v[N_KEYS];
   char **client_env; /* the environment it was read from; NULL: ours */
+  /* The system and the user file, as they were when read. */
+  char *paths[2];
+  struct file_stamp stamps[2];
 };
 
 static void
@@ -1156,6 +1160,11 @@ config_load_with (const char *const *envp, const cJSON *settings,
       for (size_t i = 0; i < n; i++)
         c->client_env[i] = xstrdup (envp[i]);
     }
+  /* Stamped before they are read: a change meanwhile is seen later. */
+  c->paths[0] = xstrdup (system);
+  c->paths[1] = user ? xstrdup (user) : NULL;
+  for (size_t i = 0; i < 2; i++)
+    file_stamp (c->paths[i], &c->stamps[i]);
   *err = load_file (c, system);
   if (!*err && user)
     *err = load_file (c, user);
@@ -1185,7 +1194,18 @@ config_free (struct airlock_config *c)
   for (size_t i = 0; i < N_KEYS; i++)
     value_free (&c->v[i]);
   config_env_free (c->client_env);
+  free (c->paths[0]);
+  free (c->paths[1]);
   free (c);
+}
+
+bool
+config_files_changed (const struct airlock_config *c)
+{
+  for (size_t i = 0; i < 2; i++)
+    if (c->paths[i] && file_stamp_changed (c->paths[i], &c->stamps[i]))
+      return true;
+  return false;
 }
 
 /* ---- getters ---- */

@@ -108,6 +108,10 @@ char *config_describe (const struct airlock_config *c);
 
 void config_free (struct airlock_config *c);
 
+/* Whether the system or the user file it was read from changed, appeared
+ * or went away since (a stat each): for a daemon that keeps a config. */
+bool config_files_changed (const struct airlock_config *c);
+
 /* The user's home directory: $HOME when absolute, else the password
  * database's; NULL when neither says. */
 const char *config_home_dir (void);

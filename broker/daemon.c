@@ -509,41 +509,70 @@ serve_loop (struct daemon *d)
     }
 }
 
+/* Started by a client (client_commands.c): a pipe on which to say why we
+ * cannot start, closed once we listen. */
+static int ready_fd = -1;
+
+static void
+take_ready_fd (void)
+{
+  const char *v = getenv ("AIRLOCK_DAEMON_READY_FD");
+  char *end = NULL;
+  long fd = v ? strtol (v, &end, 10) : -1;
+  struct stat st;
+  if (v && end != v && !*end && fd > 2 && fd < 1024 && fstat ((int) fd, &st) == 0
+      && S_ISFIFO (st.st_mode))
+    {
+      ready_fd = (int) fd;
+      fcntl (ready_fd, F_SETFD, FD_CLOEXEC); /* not for sandboxes */
+    }
+  unsetenv ("AIRLOCK_DAEMON_READY_FD");
+}
+
+static void
+ready (void)
+{
+  if (ready_fd >= 0)
+    close (ready_fd);
+  ready_fd = -1;
+}
+
+static int
+cannot_start (char *err)
+{
+  fprintf (stderr, "airlock daemon: %s\n", err ? err : "out of memory");
+  if (ready_fd >= 0)
+    dprintf (ready_fd, "%s\n", err ? err : "out of memory");
+  free (err);
+  ready ();
+  return 1;
+}
+
 int
 daemon_main (int idle_exit_sec)
 {
   static struct daemon d;
   char *err = NULL;
+  take_ready_fd ();
   d.idle_exit_sec = idle_exit_sec;
   d.started_ms = session_now_ms ();
   if (runtime_dir (d.dir, sizeof d.dir, &err) < 0)
-    {
-      fprintf (stderr, "airlock daemon: %s\n", err);
-      return 1;
-    }
+    return cannot_start (err);
   char lock[4200];
   snprintf (lock, sizeof lock, "%s/" DAEMON_LOCK, d.dir);
   int lfd = open (lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (lfd < 0 || flock (lfd, LOCK_EX | LOCK_NB) < 0)
     {
+      /* The client that started us connects to that one. */
       fprintf (stderr, "airlock daemon: another daemon is running (%s)\n", lock);
+      ready ();
       return 0;
     }
-  if (!(d.cfg = config_load (&err)))
-    {
-      fprintf (stderr, "airlock daemon: %s\n", err);
-      return 1;
-    }
-  if (!(d.approval = approval_open (d.cfg, &err)))
-    {
-      fprintf (stderr, "airlock daemon: %s\n", err);
-      return 1;
-    }
-  if ((d.listen_fd = listen_on (d.dir, &err)) < 0)
-    {
-      fprintf (stderr, "airlock daemon: %s\n", err);
-      return 1;
-    }
+  /* What a broken file would make every request fail with is said now. */
+  if (!(d.cfg = config_load (&err)) || !(d.approval = approval_open (d.cfg, &err))
+      || (d.listen_fd = listen_on (d.dir, &err)) < 0)
+    return cannot_start (err);
+  ready ();
   signal (SIGPIPE, SIG_IGN);
   struct sigaction stop = { .sa_handler = on_stop_signal };
   sigaction (SIGTERM, &stop, NULL);

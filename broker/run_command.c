@@ -12,8 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "approval.h"
+#include "approval_client.h"
 #include "approval_prompt.h"
+#include "client_commands.h"
+#include "config.h"
 #include "local.h"
 #include "sandbox_options.h"
 
@@ -112,76 +114,99 @@ command_line (char *const *argv)
   return out;
 }
 
+/* A judge request for command (docs/api.md, judge). */
+static cJSON *
+judge_request (const char *command, const char *mode, const char *answer)
+{
+  cJSON *req = cJSON_CreateObject ();
+  cJSON_AddStringToObject (req, "op", "judge");
+  cJSON_AddStringToObject (req, "command", command);
+  cJSON_AddStringToObject (req, "approval", mode);
+  if (answer)
+    cJSON_AddStringToObject (req, "answer", answer);
+  cJSON_AddItemToObject (req, "client_env", config_client_env ());
+  return req;
+}
+
+static const char *
+field (const cJSON *r, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (r, key);
+  return cJSON_IsString (v) ? v->valuestring : NULL;
+}
+
 /* The approval gate for a one-shot run: 0 to run, else the exit status.
- * A fresh sandbox of the host's system directories with a read-write
- * workdir reaches the host: the full gate. */
+ * The daemon judges (it keeps the rules compiled, and writes the audit
+ * record: an unrecorded decision does not run); the person at the
+ * terminal, when there is one to ask, is asked here. */
 static int
 run_gate (char *const *argv)
 {
   char *err = NULL;
   struct airlock_config *cfg = config_load (&err);
-  struct approval *a = cfg ? approval_open (cfg, &err) : NULL;
-  if (!a)
-    goto fail;
-
+  if (!cfg)
+    {
+      fprintf (stderr, "airlock run: %s\n", err ? err : "out of memory");
+      free (err);
+      return AIRLOCK_EXIT_SETUP;
+    }
+  const char *mode = approval_default_mode_name (cfg, approval_tty_available ());
+  config_free (cfg);
+  if (!strcmp (mode, "ask")) /* no API client here to answer */
+    mode = "deny";
   char *command = command_line (argv);
-  enum gate_mode mode = approval_default_mode (cfg, approval_tty_available ());
-  struct gate_decision d;
-  approval_decide (a, NULL, mode, true, NULL, command, NULL, &d);
-  const char *by = d.decided_by;
-  if (d.verdict == GATE_ASK && mode == GATE_MODE_INTERACTIVE)
+  static struct daemon_conn c;
+  if (!command || (c.fd = connect_daemon ("airlock run")) < 0)
     {
-      const char *lines[GATE_MAX_RULES];
-      for (size_t i = 0; i < d.n_rules; i++)
-        lines[i] = d.rules[i]->description;
-      unsigned t = ruleset_settings (approval_rules (a))->approval_timeout;
-      const char *answer = approval_prompt (command, lines, d.n_rules,
-                                            (long long) t * 1000);
-      if (!strcmp (answer, "always") && approval_remember (a, &d, &err) < 0)
-        {
-          fprintf (stderr, "airlock run: could not save the approval: %s\n", err);
-          free (err);
-          err = NULL;
-        }
-      bool no = !strcmp (answer, "deny") || !strcmp (answer, "timeout");
-      d.verdict = no ? GATE_DENY : GATE_ALLOW;
-      by = strcmp (answer, "timeout") ? "person" : "timeout";
-      if (no)
-        d.decided_by = by;
-    }
-  else if (d.verdict == GATE_ASK) /* ask: no API client here to answer */
-    {
-      d.verdict = GATE_DENY;
-      by = d.decided_by = "mode-deny";
-    }
-  bool allow = d.verdict == GATE_ALLOW;
-  if (approval_record (a, "-", "local", command, &d, allow ? "allow" : "deny",
-                       by, &err) < 0)
-    {
+      if (!command)
+        fputs ("airlock run: out of memory\n", stderr);
       free (command);
-      goto fail;
+      return AIRLOCK_EXIT_SETUP;
     }
-  if (allow && !strcmp (by, "mode-approve") && isatty (2))
-    fprintf (stderr, "airlock run: approval mode \"approve\": running a "
-             "command that needs approval (%s)\n", d.rules[0]->id);
-  int rc = 0;
-  if (!allow)
+  cJSON *r = daemon_call (&c, judge_request (command, mode, NULL));
+  const char *verdict = field (r, "verdict");
+  if (verdict && !strcmp (verdict, "ask"))
     {
-      char *why = gate_denial_message (&d);
-      fprintf (stderr, "airlock run: %s\n", why ? why : "denied");
-      free (why);
+      const char *lines[16];
+      size_t n = 0;
+      const cJSON *rule;
+      cJSON_ArrayForEach (rule, cJSON_GetObjectItemCaseSensitive (r, "rules"))
+        if (n < 16 && field (rule, "description"))
+          lines[n++] = field (rule, "description");
+      const cJSON *t = cJSON_GetObjectItemCaseSensitive (r, "timeout_ms");
+      const char *answer = approval_prompt (command, lines, n,
+                                            cJSON_IsNumber (t) ? (long long) t->valuedouble
+                                                               : 60000);
+      cJSON_Delete (r);
+      r = daemon_call (&c, judge_request (command, mode, answer));
+      verdict = field (r, "verdict");
+    }
+  free (c.line);
+  close (c.fd);
+  int rc = 0;
+  const cJSON *rules = cJSON_GetObjectItemCaseSensitive (r, "rules");
+  if (field (r, "warning"))
+    fprintf (stderr, "airlock run: %s\n", field (r, "warning"));
+  if (!cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (r, "ok")) || !verdict)
+    {
+      const char *msg = field (cJSON_GetObjectItemCaseSensitive (r, "error"), "message");
+      fprintf (stderr, "airlock run: %s\n", msg ? msg : "the daemon went away");
+      rc = AIRLOCK_EXIT_SETUP;
+    }
+  else if (strcmp (verdict, "allow"))
+    {
+      const char *msg = field (r, "message");
+      fprintf (stderr, "airlock run: %s\n", msg ? msg : "denied");
       rc = EXIT_DENIED;
     }
+  else if (field (r, "decided_by") && !strcmp (field (r, "decided_by"), "mode-approve")
+           && isatty (2))
+    fprintf (stderr, "airlock run: approval mode \"approve\": running a "
+             "command that needs approval (%s)\n",
+             field (cJSON_GetArrayItem (rules, 0), "id") ?: "?");
+  cJSON_Delete (r);
   free (command);
-  approval_close (a);
-  config_free (cfg);
   return rc;
-fail:
-  fprintf (stderr, "airlock run: %s\n", err ? err : "out of memory");
-  free (err);
-  approval_close (a);
-  config_free (cfg);
-  return 125;
 }
 
 int

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "approval.h"
+#include "approval_client.h"
 #include "protected_paths.h"
 #include "xprintf.h"
 

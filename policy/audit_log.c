@@ -213,31 +213,6 @@ audit_entry_to_json (const struct audit_entry *e, char **err)
 
 /* ---- the directory ---- */
 
-int
-audit_log_make_dirs (const char *dir, char **err)
-{
-  char *p = strdup (dir);
-  if (!p)
-    oom ();
-  int rc = 0;
-  for (char *slash = p + 1;; slash++)
-    {
-      slash = strchr (slash, '/');
-      if (slash)
-        *slash = '\0';
-      if (*p && mkdir (p, 0700) < 0 && errno != EEXIST)
-        {
-          rc = fail (err, errno, "cannot create %s: %s", p, strerror (errno));
-          break;
-        }
-      if (!slash)
-        break;
-      *slash = '/';
-    }
-  free (p);
-  return rc;
-}
-
 static int
 open_dir (struct audit_log *l, char **err)
 {
@@ -501,17 +476,4 @@ const char *
 audit_log_path (const struct audit_log *l)
 {
   return l ? l->path : NULL;
-}
-
-char *
-audit_log_state_dir (const char *xdg_state_home, const char *home, char **err)
-{
-  /* The XDG spec: a relative value is invalid and is ignored. */
-  if (xdg_state_home && xdg_state_home[0] == '/')
-    return xasprintf ("%s/airlock", xdg_state_home);
-  if (home && home[0] == '/')
-    return xasprintf ("%s/.local/state/airlock", home);
-  fail (err, ENOENT, "no state directory: neither XDG_STATE_HOME nor HOME "
-        "is an absolute path");
-  return NULL;
 }

@@ -53,7 +53,8 @@ teardown () {
   # Nothing of the first PREFIX is left in what was installed.
   ! grep -rqF "$T/first" "$T/second"
   grep -qF "$T/second/libexec/airlock/airlock-helper" "$T/second/bin/airlock"
-  grep -qF "$T/second/share/airlock/default.rules" "$T/second/bin/airlock"
+  grep -qF "$T/second/libexec/airlock/airlock-daemon" "$T/second/bin/airlock"
+  grep -qF "$T/second/share/airlock/default.rules" "$T/second/libexec/airlock/airlock-daemon"
   sed 's/\\-/-/g' "$T/second/share/man/man1/airlock.1" \
     | grep -qF "$T/second/libexec/airlock/airlock-helper"
   [ ! -e "$T/first" ]
@@ -68,15 +69,28 @@ teardown () {
 
 @test "make install again with the same options rebuilds nothing" {
   [ -f "$B/build-options" ] || skip "needs the build of the test before"
-  before=$(stat -c %Y.%s "$B/build-options" "$B/airlock" "$B/airlock-helper")
+  before=$(stat -c %Y.%s "$B/build-options" "$B/airlock" "$B/airlock-daemon" "$B/airlock-helper")
   run mk -s install BUILDDIR="$B" PREFIX="$T/second" SYSCONFDIR="$T/etc"
   [ "$status" -eq 0 ]
   [[ "$output" != *"build options changed"* ]]
-  [ "$(stat -c %Y.%s "$B/build-options" "$B/airlock" "$B/airlock-helper")" = "$before" ]
+  [ "$(stat -c %Y.%s "$B/build-options" "$B/airlock" "$B/airlock-daemon" "$B/airlock-helper")" = "$before" ]
 }
 
 @test "a missing installed file: the error names the path it was built with and the fix" {
   [ -x "$T/second/bin/airlock" ] || skip "needs the install of the first test"
+  # The daemon program (no daemon runs yet: run starts one for its verdict).
+  d="$T/second/libexec/airlock/airlock-daemon"
+  mv "$d" "$T/daemon.saved"
+  run installed "$T/second" run -- true
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"cannot run $d: No such file or directory (the path this airlock was built with: install airlock with the same PREFIX, or set AIRLOCK_DAEMON"* ]]
+  run installed "$T/second" policy rules
+  mv "$T/daemon.saved" "$d"
+  echo "$output"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"cannot run $d: No such file or directory"*AIRLOCK_DAEMON* ]]
+
   mv "$T/second/share/airlock/default.rules" "$T/rules.saved"
   run installed "$T/second" run -- true
   mv "$T/rules.saved" "$T/second/share/airlock/default.rules"
@@ -149,6 +163,7 @@ teardown () {
   [[ "$v" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]
   [ "$("$T/second/bin/airlock" --version)" = "airlock $v" ]
   [[ "$("$T/second/libexec/airlock/airlock-helper" --version)" == "airlock-helper $v "* ]]
+  [ "$("$T/second/libexec/airlock/airlock-daemon" --version)" = "airlock-daemon $v" ]
   grep -q "^\.TH AIRLOCK 1 .* \"airlock $v\"" "$T/second/share/man/man1/airlock.1"
   grep -q "^\.TH AIRLOCK-HELPER 8 .* \"airlock $v\"" "$T/second/share/man/man8/airlock-helper.8"
   ! grep -n '@[A-Z_]*@' "$T/second/share/man/man1/airlock.1" "$T/second/share/man/man8/airlock-helper.8"
@@ -161,7 +176,7 @@ teardown () {
 @test "build: a plain make builds the programs and the man pages" {
   run mk BUILDDIR="$T/plain-build"
   [ "$status" -eq 0 ]
-  for f in airlock airlock-helper airlock-supervisor airlock.1 airlock-helper.8; do
+  for f in airlock airlock-daemon airlock-helper airlock-supervisor airlock.1 airlock-helper.8; do
     [ -s "$T/plain-build/$f" ] || { echo "make built no $f"; false; }
   done
   rm -rf "$T/plain-build"

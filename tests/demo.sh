@@ -15,13 +15,19 @@ case $BUILDDIR in /*) ;; *) BUILDDIR=$PWD/$BUILDDIR ;; esac
 demo=$(mktemp -d /tmp/airlock-demo.XXXXXX)
 chmod 0755 "$demo"
 tag=${demo##*/}
-trap 'rm -rf "$demo" "/tmp/$tag.private"' EXIT
+# The demo's own daemon (started by `airlock run` for the gate's verdict)
+# is stopped before its directory goes.
+daemon_started=0
+trap '[ "$daemon_started" = 0 ] || airlock daemon stop >/dev/null 2>&1
+      rm -rf "$demo" "/tmp/$tag.private"' EXIT
 
 # Copies of what `make install` would install, where the sandbox's user
 # can reach them even when the tree is in root's home.  The env overrides
 # point the uninstalled airlock at them instead of its compiled-in paths.
-mkdir -p "$demo/bin" "$demo/home" "$demo/workspace"
-install -m 0755 "$BUILDDIR/airlock" "$BUILDDIR/airlock-helper" "$demo/bin/" || exit 1
+mkdir -p "$demo/bin" "$demo/home/run" "$demo/workspace"
+chmod 0700 "$demo/home/run"
+install -m 0755 "$BUILDDIR/airlock" "$BUILDDIR/airlock-daemon" "$BUILDDIR/airlock-helper" \
+  "$demo/bin/" || exit 1
 install -m 0644 policy/default.rules "$demo/default.rules" || exit 1
 install -m 0644 tests/demo-sandbox.sh "$demo/workspace/demo-sandbox.sh" || exit 1
 echo "hello from the workspace" > "$demo/workspace/notes.txt"
@@ -33,15 +39,18 @@ if [ "$(id -u)" = 0 ] && [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ]; th
   chown -R "$SUDO_USER" "$demo/home" "$demo/workspace"
 fi
 uid=$("${as[@]}" id -u) || { echo "demo: cannot run as ${SUDO_USER:-root}" >&2; exit 1; }
-# The demo's own settings, allowlist and audit log (none of yours is read
-# or written), and deny mode: nothing here waits for an answer.
+# The demo's own settings, allowlist, audit log and daemon (none of yours
+# is read, written or asked), and deny mode: nothing here waits for an
+# answer.
 airlock () {
   "${as[@]}" env AIRLOCK_HELPER="$demo/bin/airlock-helper" \
+    AIRLOCK_DAEMON="$demo/bin/airlock-daemon" XDG_RUNTIME_DIR="$demo/home/run" \
     AIRLOCK_DEFAULT_RULES="$demo/default.rules" \
     XDG_CONFIG_HOME="$demo/home/config" XDG_STATE_HOME="$demo/home/state" \
     AIRLOCK_POLICY_MODE=deny "$demo/bin/airlock" "$@"
 }
 
+daemon_started=1
 failed=0
 verdict=$(cd "$demo/workspace" && airlock policy check -- 'rm -rf ~' 2>&1)
 gate=$?

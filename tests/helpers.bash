@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Shared by every bats file.  tests/run-tests.sh exports:
-#   AIRLOCK        the installed broker
+#   AIRLOCK        the installed broker (the thin client)
+#   AIRLOCK_DAEMON the installed daemon program (airlock-daemon), which the
+#                  client also finds at its compiled-in path
 #   AIRLOCK_HELPER the helper of the privilege mode under test
 #   MODE           unprivileged | setuid | caps
 #   TEST_USER      the unprivileged user the tests run as
@@ -21,7 +23,7 @@
 as_user () {
   (cd "$WORK" && runuser -u "$TEST_USER" -- env -i \
     PATH=/usr/local/bin:/usr/bin:/bin AIRLOCK_HELPER="$AIRLOCK_HELPER" \
-    HOME="$TEST_HOME" AIRLOCK_POLICY_MODE=approve ${EXTRA_ENV:-} "$@")
+    AIRLOCK_DAEMON="${AIRLOCK_DAEMON:-}" HOME="$TEST_HOME" AIRLOCK_POLICY_MODE=approve ${EXTRA_ENV:-} "$@")
 }
 
 # airlock run as the test user.
@@ -71,6 +73,12 @@ needs_static_supervisor () {
 daemon_pid () {
   pgrep -f "^airlock daemon" | while read -r p; do
     grep -qz "XDG_RUNTIME_DIR=$RUNDIR" "/proc/$p/environ" 2>/dev/null && echo "$p"; true; done
+}
+
+# The test user's processes other than airlock daemons (`airlock run`
+# starts one for the approval gate's verdict, and it stays until idle).
+user_processes () {
+  pgrep -a -u "$TEST_USER" | grep -v '^[0-9]* airlock daemon$'
 }
 
 # This test's daemon, politely (SIGTERM: it closes its sessions), and

@@ -17,16 +17,22 @@ setup () {
   run make -s install DESTDIR="$STAGE" PREFIX=/usr BUILDDIR="$SB" SYSCONFDIR="$T/etc"
   [ "$status" -eq 0 ]
   [ -x "$STAGE/usr/bin/airlock" ]
+  [ -x "$STAGE/usr/libexec/airlock/airlock-daemon" ]
   [ -x "$STAGE/usr/libexec/airlock/airlock-helper" ]
   [ -f "$STAGE/usr/share/man/man1/airlock.1" ]
   [ -f "$STAGE/usr/share/man/man8/airlock-helper.8" ]
   # The generated man pages: this build's paths, no placeholder left.
   grep -qF '/usr/libexec/airlock/airlock\-helper' "$STAGE/usr/share/man/man1/airlock.1"
+  grep -qF '/usr/libexec/airlock/airlock\-daemon' "$STAGE/usr/share/man/man1/airlock.1"
   ! grep -n '@[A-Z_]*@' "$STAGE/usr/share/man/man1/airlock.1" "$STAGE/usr/share/man/man8/airlock-helper.8"
   # DESTDIR is where files go, not where the binaries look.
   ! grep -qF "$STAGE" "$STAGE/usr/bin/airlock"
   [ ! -u "$STAGE/usr/libexec/airlock/airlock-helper" ]
   [ -z "$(getcap "$STAGE/usr/libexec/airlock/airlock-helper")" ]
+  # and uninstall removes every file install put there
+  run make -s uninstall DESTDIR="$STAGE" PREFIX=/usr BUILDDIR="$SB" SYSCONFDIR="$T/etc"
+  [ "$status" -eq 0 ]
+  [ -z "$(find "$STAGE" -type f)" ]
 }
 
 @test "make install-setuid: setuid root, 4750 group airlock when that group exists" {
@@ -47,6 +53,19 @@ setup () {
   h="$STAGE/usr/libexec/airlock/airlock-helper"
   [ ! -u "$h" ]
   [[ "$(getcap "$h")" == *"cap_dac_override,cap_setgid,cap_setuid,cap_sys_admin=ep" ]]
+}
+
+@test "the installed airlock is a thin client: no libcurl, PCRE2 or libunistring to load" {
+  run ldd "$T/prefix/bin/airlock"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *libcjson* ]]
+  [[ "$output" != *libcurl* ]]
+  [[ "$output" != *libpcre2* ]]
+  [[ "$output" != *libunistring* ]]
+  # They are the daemon program's, which the client runs for what needs them.
+  run ldd "$T/prefix/libexec/airlock/airlock-daemon"
+  [[ "$output" == *libcurl* && "$output" == *libpcre2* && "$output" == *libunistring* ]]
 }
 
 @test "the helper is built hardened: PIE, full RELRO, stack protector, fortified" {

@@ -50,8 +50,8 @@ print(n)'
   run arun --pids 64 --timeout 5 -- bash ./bomb.sh
   rm -f "$WORK/bomb.sh"
   [ "$status" -eq 124 ]
-  for i in $(seq 50); do pgrep -u "$TEST_USER" >/dev/null || break; sleep 0.1; done
-  ! pgrep -u "$TEST_USER"
+  for i in $(seq 50); do user_processes >/dev/null || break; sleep 0.1; done
+  ! user_processes
 }
 
 @test "the memory limit stops a memory hog; modest use works" {

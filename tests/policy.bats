@@ -388,3 +388,76 @@ ok" ]
   [ -d "$PWORK/victim" ]
   audit_has 'r["decided_by"] == "timeout" and r["decision"] == "deny"'
 }
+
+@test "airlock run asks the daemon for its verdict: it starts one, then uses the one running" {
+  [ -z "$(daemon_pid)" ]
+  run al run --workdir "$PWORK" -- echo first
+  [ "$status" -eq 0 ]
+  [ "$output" = first ]
+  pid=$(daemon_pid)
+  [ -n "$pid" ]
+  [ "$(tr '\0' ' ' < "/proc/$pid/cmdline")" = "airlock daemon " ]
+  run al run --workdir "$PWORK" -- rm -r victim
+  [ "$status" -eq 77 ]
+  [[ "$output" == *"recursive"*"Do not retry"* ]]
+  [ -d "$PWORK/victim" ]
+  [ "$(daemon_pid)" = "$pid" ]
+  audit_has 'r["decision"] == "deny" and r["decided_by"] == "mode-deny" and r["session"] == "-" and r["backend"] == "local"'
+  # Stopped: the next run starts another.
+  al daemon stop
+  run al run --workdir "$PWORK" -- true
+  [ "$status" -eq 0 ]
+  [ -n "$(daemon_pid)" ]
+  [ "$(daemon_pid)" != "$pid" ]
+}
+
+@test "a running daemon judges by the rule files and policy.deny as they are now, without a restart" {
+  PMODE=approve setup
+  run al run --workdir "$PWORK" -- printenv HOME
+  [ "$status" -eq 0 ]
+  pid=$(daemon_pid)
+  [ -n "$pid" ]
+  # A rule the administrator adds holds at the next command.
+  admin 'rule no-printenv' '  action deny' '  description no printenv here' '  command ^printenv\b'
+  run al run --workdir "$PWORK" -- printenv HOME
+  [ "$status" -eq 77 ]
+  [[ "$output" == *"administrator"*"no-printenv"* ]]
+  # So does the user's deny list, added and taken back.
+  user_config '{"policy": {"deny": ["ls *"]}}'
+  run al run --workdir "$PWORK" -- ls -la
+  [ "$status" -eq 77 ]
+  [[ "$output" == *'deny list'*'ls *'* ]]
+  user_config '{"policy": {"deny": []}}'
+  run al run --workdir "$PWORK" -- ls -la
+  [ "$status" -eq 0 ]
+  # Broken since: nothing runs, as with a daemon starting now; fixed: runs.
+  admin 'rule bad' '  action approve' '  description x' '  command ([unclosed'
+  run al run --workdir "$PWORK" -- touch ran
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"policy.rules:4"* ]]
+  [ ! -e "$PWORK/ran" ]
+  rm -f "$ADMIN_RULES"
+  run al run --workdir "$PWORK" -- printenv HOME
+  [ "$status" -eq 0 ]
+  [ "$(daemon_pid)" = "$pid" ]
+}
+
+@test "api: judge gives the gate's verdict and records it; an ask is judged again with the answer" {
+  run converse \
+    '{"id":1,"op":"judge","command":"rm -r victim","approval":"deny"}' \
+    '{"id":2,"op":"judge","command":"rm -r victim","approval":"ask"}' \
+    '{"id":3,"op":"judge","command":"rm -r victim","approval":"ask","answer":"once"}' \
+    '{"id":4,"op":"judge","command":"rm -rf /","approval":"ask","answer":"once"}' \
+    '{"id":5,"op":"judge","command":"ls","answer":"maybe"}' \
+    '{"id":6,"op":"judge","approval":"deny"}'
+  [[ "$output" == *'"id":1,"ok":true,"verdict":"deny","decided_by":"mode-deny","rules":[{"id":"rm-recursive"'*'"message":"needs approval'* ]]
+  [[ "$output" == *'"id":2,"ok":true,"verdict":"ask","decided_by":"pending","rules":[{"id":"rm-recursive"'*'"timeout_ms":60000}'* ]]
+  [[ "$output" == *'"id":3,"ok":true,"verdict":"allow","decided_by":"client"'* ]]
+  # An answer never softens what nobody may approve.
+  [[ "$output" == *'"id":4,"ok":true,"verdict":"deny","decided_by":"hard-block"'* ]]
+  [[ "$output" == *'"id":5,"ok":false,"error":{"code":"bad_request"'* ]]
+  [[ "$output" == *'"id":6,"ok":false,"error":{"code":"missing_field"'* ]]
+  audit_has 'r["decided_by"] == "client" and r["decision"] == "allow" and r["command"] == "rm -r victim"'
+  audit_has 'r["decided_by"] == "hard-block" and r["decision"] == "deny"'
+  ! audit_has 'r["decided_by"] == "pending"'
+}

@@ -136,6 +136,7 @@ run_suites () { # label, prefix, modes
   local label=$1 prefix=$2 modes=$3 mode suite
   export VARIANT=$label # release, or asan (whose supervisor is not static)
   export AIRLOCK="$prefix/bin/airlock"
+  export AIRLOCK_DAEMON="$prefix/libexec/airlock/airlock-daemon"
   export AIRLOCK_SUPERVISOR="$prefix/libexec/airlock/airlock-supervisor"
   for mode in $modes; do
     export MODE=$mode
@@ -173,6 +174,7 @@ if [ -n "$DOCKER_SUITES" ]; then
   if [ -z "$docker_why" ]; then
     cat "$T/docker.log"
     export AIRLOCK="$T/prefix/bin/airlock" MODE=unprivileged
+    export AIRLOCK_DAEMON="$T/prefix/libexec/airlock/airlock-daemon"
     export AIRLOCK_SUPERVISOR="$T/prefix/libexec/airlock/airlock-supervisor"
     export AIRLOCK_HELPER="$T/prefix/libexec/airlock/airlock-helper"
     for suite in $DOCKER_SUITES; do
