@@ -69,7 +69,7 @@ $(BUILD_OPTIONS): FORCE
 	  printf '%s\n' "$$new" > $@; fi
 FORCE:
 
-HELPER_PKGS := libcap-ng libseccomp
+HELPER_PKGS := libcap-ng
 # The thin `airlock` client: libc and cJSON, nothing else to load at every
 # call.  The daemon program (airlock-daemon) has the approval gate (PCRE2,
 # libunistring) and the backends (libcurl).
@@ -77,9 +77,6 @@ CLIENT_PKGS := libcjson
 BROKER_PKGS := libcjson libcurl libpcre2-8
 # libunistring (NFKC in policy/) has no pkg-config file.
 BROKER_LIBS := -lunistring
-# libnl's headers only: the helper dlopen()s it after clearing its
-# environment (see helper/loopback.c).
-NL_PKGS     := libnl-3.0 libnl-route-3.0
 
 HELPER_SRCS := $(wildcard helper/*.c)
 BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_session.c backends/supervisor_protocol.c \
@@ -125,8 +122,17 @@ $(MAN_PAGES): $(BUILDDIR)/%: docs/% $(BUILD_OPTIONS)
 
 $(BUILDDIR)/obj/helper/%.o: helper/%.c $(wildcard helper/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(shell $(PKG) --cflags $(HELPER_PKGS) $(NL_PKGS)) \
+	$(CC) $(BASE_CFLAGS) $(shell $(PKG) --cflags $(HELPER_PKGS)) -I$(BUILDDIR)/gen \
 	  -DHELPER_CONF='"$(HELPER_CONF)"' -c $< -o $@
+
+# The seccomp filter is compiled here, once, by libseccomp, not in every
+# sandbox (see helper/seccomp_baseline.c); the helper loads the result.
+$(BUILDDIR)/obj/helper/seccomp_baseline.o: $(BUILDDIR)/gen/seccomp_bpf.h
+$(BUILDDIR)/gen/seccomp_bpf.h: helper/seccomp_baseline.c $(wildcard helper/*.h) Makefile $(BUILD_OPTIONS)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -DSECCOMP_EXPORT $(shell $(PKG) --cflags libseccomp) -o $(@D)/seccomp-export \
+	  $< $(LDHARDEN) $(shell $(PKG) --libs libseccomp)
+	$(@D)/seccomp-export > $@.tmp && mv $@.tmp $@
 
 $(BUILDDIR)/obj/broker-%.o: %.c $(wildcard helper/protocol.h broker/*.h backends/*.h policy/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(dir $@)
@@ -137,7 +143,7 @@ $(BUILDDIR)/obj/broker-%.o: %.c $(wildcard helper/protocol.h broker/*.h backends
 	  -c $< -o $@
 
 $(BUILDDIR)/airlock-helper: $(HELPER_OBJS)
-	$(LINK) -o $@ $^ $(shell $(PKG) --libs $(HELPER_PKGS)) -ldl
+	$(LINK) -o $@ $^ $(shell $(PKG) --libs $(HELPER_PKGS))
 
 $(BUILDDIR)/airlock: $(CLIENT_OBJS)
 	$(LINK) -o $@ $^ $(shell $(PKG) --libs $(CLIENT_PKGS))
@@ -264,8 +270,7 @@ test: check
 
 # ---- packages ----
 DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev \
-                libcap-ng-dev libseccomp-dev libnl-3-dev libnl-route-3-dev \
-                libnl-route-3-200 libcjson-dev libcurl4-openssl-dev libcmocka-dev \
+                libcap-ng-dev libseccomp-dev libcjson-dev libcurl4-openssl-dev libcmocka-dev \
                 bats libcap2-bin busybox-static iproute2 procps util-linux passwd \
                 python3 man-db bubblewrap libpcre2-dev libunistring-dev docker.io sudo curl
 deps:

@@ -23,12 +23,14 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <linux/magic.h>
+#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -40,7 +42,6 @@
 
 #include "helper_conf.h"
 #include "resource_limits.h"
-#include "loopback.h"
 #include "privilege.h"
 #include "protocol.h"
 #include "sandbox_fs.h"
@@ -112,8 +113,7 @@ sanitize_process (int argc, char **argv)
             "airlock-helper(8))");
     }
   /* Nothing the caller put in the environment reaches any decision or any
-   * child.  (No linked library reads it before main(): libnl, which would,
-   * is loaded later; see loopback.c.) */
+   * child.  (No linked library reads it before main().) */
   clearenv ();
   reset_signals ();
   signal (SIGPIPE, SIG_IGN);
@@ -296,6 +296,20 @@ init_loop (pid_t command, int status_fd)
       if (r < 0 && errno != EINTR)
         _exit (EXIT_SETUP_FAILED);
     }
+}
+
+/* `lo` up, through a socket opened in the process that already lives in
+ * the new network namespace: it can only ever see and change that one. */
+static void
+loopback_up (void)
+{
+  struct ifreq ifr = { .ifr_name = "lo" };
+  cleanup_fd int sk = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (sk < 0 || ioctl (sk, SIOCGIFFLAGS, &ifr) < 0)
+    fail (AL_STEP_LOOPBACK, errno, "cannot find lo");
+  ifr.ifr_flags |= IFF_UP;
+  if (ioctl (sk, SIOCSIFFLAGS, &ifr) < 0)
+    fail (AL_STEP_LOOPBACK, errno, "cannot bring lo up");
 }
 
 static noreturn void

@@ -8,7 +8,7 @@
 
 /* Load the baseline filter into the calling thread (NO_NEW_PRIVS is already
  * set by the caller).  Returns 0, or -errno with *what set to a static
- * string naming what failed (a syscall name, or the libseccomp step). */
+ * string naming what failed. */
 int seccomp_apply_baseline (const char **what);
 
 #endif

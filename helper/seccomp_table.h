@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The baseline seccomp list as data: one table for the helper, which
- * loads it with libseccomp (seccomp_baseline.c), and for the docker
- * backend, which renders it as a Docker seccomp profile
+/* The baseline seccomp list as data: one table for the helper, whose
+ * build compiles it with libseccomp (seccomp_baseline.c), and for the
+ * docker backend, which renders it as a Docker seccomp profile
  * (backends/docker_seccomp.c), so that a local sandbox and a container
  * refuse the same calls.  Policy: allow by default, deny what is listed.
  * Why each entry is here: see seccomp_baseline.c.  Include it with
