@@ -52,7 +52,7 @@ extern char **environ;
 
 /* Child exits and stop requests, blocked from the start: a stop request
  * during setup waits for the monitor instead of killing us half-way (with
- * a cgroup made and no reaper yet); the monitor then collects them. */
+ * a sandbox cloned and not yet watched); the monitor then collects them. */
 static sigset_t monitored_signals;
 
 /* What the validated request asks, within helper.conf's bounds. */
@@ -575,10 +575,11 @@ main (int argc, char **argv)
   close (status[1]);
 
   write_id_maps (&caller, child);
-  int reaper_fd = limits_attach (&limits, &caller, child);
-  (void) reaper_fd; /* held open until we exit: its end tells the reaper */
+  limits_attach (&limits, &caller, child);
   if (!write_all (go[1], "g", 1))
     fail (AL_STEP_NAMESPACES, errno, "cannot release the sandbox");
+  /* While the sandbox sets itself up: the groups of earlier ones. */
+  limits_sweep (&limits, &caller);
 
   priv_drop_monitor (&caller);
   /* If the broker dies, so do we, and our death kills pid 1 (its

@@ -2,10 +2,11 @@
 #define _GNU_SOURCE
 #include "resource_limits.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <linux/capability.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,7 +16,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -129,58 +129,11 @@ limits_prepare (struct limits *l, const struct caller *c, uint64_t memory,
   priv_fsuid_root (c, false);
 }
 
-/* The reaper: real root for good, in its own session so the terminal's
- * signals miss it, with nothing open but the pipe whose end of file means
- * the monitor is gone.  It then kills what is left and removes the group. */
-static void
-reaper (const struct limits *l, int pipe_r)
-{
-  setsid ();
-  if (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0)
-    _exit (1);
-  if (dup2 (pipe_r, 0) < 0)
-    _exit (1);
-  int null = open ("/dev/null", O_RDWR);
-  if (null < 0 || dup2 (null, 1) < 0 || dup2 (null, 2) < 0)
-    _exit (1);
-  close_range (3, ~0U, 0);
-  for (;;)
-    {
-      char b;
-      ssize_t r = read (0, &b, 1);
-      if (r == 0 || (r < 0 && errno != EINTR))
-        break;
-    }
-  for (size_t i = 0; l->bases[i]; i++)
-    {
-      char path[256];
-      for (int tries = 0; tries < 100; tries++)
-        {
-          snprintf (path, sizeof path, "%s/airlock/%s", l->bases[i], l->group);
-          if (rmdir (path) == 0 || errno == ENOENT)
-            break;
-          snprintf (path, sizeof path, "%s/airlock/%s/cgroup.procs",
-                    l->bases[i], l->group);
-          FILE *f = fopen (path, "re");
-          long pid;
-          while (f && fscanf (f, "%ld", &pid) == 1)
-            kill ((pid_t) pid, SIGKILL);
-          if (f)
-            fclose (f);
-          nanosleep (&(struct timespec){ 0, 50 * 1000 * 1000 }, NULL);
-        }
-    }
-  _exit (0);
-}
-
-int
-limits_attach (struct limits *l, const struct caller *c, pid_t pid)
+void
+limits_attach (const struct limits *l, const struct caller *c, pid_t pid)
 {
   if (l->kind == AL_LIMITS_RLIMIT)
-    return -1;
-  int p[2];
-  if (pipe2 (p, O_CLOEXEC) < 0)
-    fail (AL_STEP_LIMITS, errno, "pipe");
+    return;
   priv_fsuid_root (c, true);
   char v[32];
   snprintf (v, sizeof v, "%d", (int) pid);
@@ -196,19 +149,39 @@ limits_attach (struct limits *l, const struct caller *c, pid_t pid)
           fail (AL_STEP_LIMITS, -rc, "cannot move the sandbox into %s", path);
         }
     }
-  priv_raise (c, CAP_SETUID, CAP_SETGID, -1);
-  pid_t r = fork ();
-  if (r == 0)
-    reaper (l, p[0]);
-  priv_lower (c);
   priv_fsuid_root (c, false);
-  close (p[0]);
-  if (r < 0)
+}
+
+/* Invariant: a group is removed only once it is empty and the helper that
+ * made it (the pid its name starts with) is gone, so that nothing can be
+ * attached to it any more: only its creator attaches.  No root process
+ * waits for each sandbox to end; every start sweeps instead, so a group
+ * outlives its sandbox (or a killed helper) until the next start.  A pid
+ * reused meanwhile only delays the removal (kill() then does not say
+ * ESRCH); a populated group refuses rmdir (EBUSY). */
+void
+limits_sweep (const struct limits *l, const struct caller *c)
+{
+  if (l->kind == AL_LIMITS_RLIMIT)
+    return;
+  priv_fsuid_root (c, true);
+  for (size_t i = 0; l->bases[i]; i++)
     {
-      kill (pid, SIGKILL);
-      fail (AL_STEP_LIMITS, errno, "cannot start the cgroup reaper");
+      char path[256];
+      snprintf (path, sizeof path, "%s/airlock", l->bases[i]);
+      DIR *d = opendir (path);
+      for (struct dirent *e; d && (e = readdir (d));)
+        {
+          char *end;
+          long pid = strtol (e->d_name, &end, 10);
+          if (pid > 0 && pid <= INT_MAX && *end == '-' && pid != getpid ()
+              && kill ((pid_t) pid, 0) < 0 && errno == ESRCH)
+            unlinkat (dirfd (d), e->d_name, AT_REMOVEDIR);
+        }
+      if (d)
+        closedir (d);
     }
-  return p[1];
+  priv_fsuid_root (c, false);
 }
 
 static void

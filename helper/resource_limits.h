@@ -24,10 +24,12 @@ struct limits {
 void limits_prepare (struct limits *l, const struct caller *c, uint64_t memory,
                      uint32_t pids);
 
-/* Put the sandbox's first process in the group before it runs anything,
- * and start the root-owned reaper that removes the group once the monitor
- * is gone.  Returns the fd the monitor must hold open until it exits. */
-int limits_attach (struct limits *l, const struct caller *c, pid_t pid);
+/* Put the sandbox's first process in the group before it runs anything. */
+void limits_attach (const struct limits *l, const struct caller *c, pid_t pid);
+
+/* As root: remove the groups of sandboxes that are over (see the invariant
+ * in resource_limits.c).  Groups are not removed when their sandbox ends. */
+void limits_sweep (const struct limits *l, const struct caller *c);
 
 /* In the sandbox: core dumps off, nofile and fsize from helper.conf, and
  * the pids/memory rlimits when no cgroup holds those. */

@@ -979,8 +979,8 @@ struct target {
 };
 
 /* The helper and every process whose parent chain leads to it; known
- * targets stay on the list while they live (the cgroup reaper outlives
- * the helper, reparented to init). */
+ * targets stay on the list while they live (reparented, they would no
+ * longer be found by their chain). */
 static int
 find_targets (pid_t helper, struct target *t, int n)
 {
@@ -1047,7 +1047,7 @@ attacker_main (struct attacker *a, int gate_fd, int stop_fd)
     {
       struct pollfd pf = { .fd = stop_fd, .events = POLLIN };
       if (!grace_end && poll (&pf, 1, 0) > 0)
-        grace_end = now_ms () + 300; /* a little longer, for the reaper */
+        grace_end = now_ms () + 300; /* a little longer, for stragglers */
       if (grace_end && now_ms () > grace_end)
         break;
       n = find_targets (a->helper, t, n);
