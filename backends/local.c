@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,39 +66,49 @@ local_build_request (const struct local_run *r, struct al_writer *w)
   return al_finish (w) > 0;
 }
 
+/* posix_spawn, not fork: glibc's vfork-style clone copies none of the
+ * broker's (or the daemon's) page tables only for an exec. */
 pid_t
 local_spawn_helper (const char *helper, int their_end, const int stdio[3],
                     const sigset_t *old_mask)
 {
-  pid_t pid = fork ();
-  if (pid != 0)
-    return pid;
-  sigprocmask (SIG_SETMASK, old_mask, NULL);
-  /* Move the channel out of the way of stdio first, then place both. */
-  int chan = fcntl (their_end, F_DUPFD, 10);
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t at;
+  posix_spawn_file_actions_init (&fa);
+  posix_spawnattr_init (&at);
+  posix_spawnattr_setsigmask (&at, old_mask);
+  posix_spawnattr_setflags (&at, POSIX_SPAWN_SETSIGMASK);
+  /* A copy of the channel out of the way of stdio: placed last, on 3. */
+  int chan = fcntl (their_end, F_DUPFD_CLOEXEC, 10);
   for (int i = 0; stdio && i < 3; i++)
-    if (stdio[i] != i && dup2 (stdio[i], i) < 0)
-      _exit (AIRLOCK_EXIT_SETUP);
-  if (chan < 0 || dup2 (chan, 3) < 0)
-    _exit (AIRLOCK_EXIT_SETUP);
-  closefrom (4);
+    if (stdio[i] != i)
+      posix_spawn_file_actions_adddup2 (&fa, stdio[i], i);
+  posix_spawn_file_actions_adddup2 (&fa, chan, 3);
+  posix_spawn_file_actions_addclosefrom_np (&fa, 4);
   /* The helper clears its environment anyway; give it none to begin with. */
   char *const argv[] = { (char *) "airlock-helper", NULL };
   char *const envp[] = { NULL };
-  execve (helper, argv, envp);
-  int e = errno;
+  pid_t pid = -1;
+  int e = chan < 0 ? errno : posix_spawn (&pid, helper, &fa, &at, argv, envp);
+  posix_spawn_file_actions_destroy (&fa);
+  posix_spawnattr_destroy (&at);
+  if (chan >= 0)
+    close (chan);
+  if (e == 0)
+    return pid;
   char hint[256];
-  fprintf (stderr, "airlock: cannot run the helper %s: %s (%s)\n", helper, strerror (e),
+  dprintf (stdio ? stdio[2] : 2, "airlock: cannot run the helper %s: %s (%s)\n",
+           helper, strerror (e),
            e == ENOENT || e == ENOTDIR
              ? installed_file_hint (helper, "AIRLOCK_HELPER", hint, sizeof hint)
              : "install airlock, or point AIRLOCK_HELPER at airlock-helper");
-  _exit (AIRLOCK_EXIT_SETUP);
+  errno = e;
+  return -1;
 }
 
 /* The sandbox's OOM-kill count, where it has a memory cgroup of its own:
- * read when it starts and again when it is killed.  The helper removes
- * the group soon after the exit report; a count that can no longer be
- * read claims nothing. */
+ * read when it starts and again when it is killed.  A later sandbox start
+ * removes the group; a count that can no longer be read claims nothing. */
 struct oom_watch {
   int fd;
   long long before;
@@ -197,7 +208,9 @@ local_run (const struct local_run *r)
   int sfd = signalfd (-1, &stop, SFD_CLOEXEC);
   pid_t helper = local_spawn_helper (r->helper, sv[1], NULL, &old);
   close (sv[1]);
-  if (helper < 0 || sfd < 0)
+  if (helper < 0)
+    return AIRLOCK_EXIT_SETUP; /* it said why */
+  if (sfd < 0)
     {
       perror ("airlock: cannot start the helper");
       return AIRLOCK_EXIT_SETUP;

@@ -53,7 +53,8 @@ int local_run (const struct local_run *r);
 /* Encode r as the helper's run request; false if it exceeds the limits. */
 bool local_build_request (const struct local_run *r, struct al_writer *w);
 /* Start the helper with fd 3 = their_end of the channel and stdio[0..2]
- * (NULL: ours), restoring old_mask in the child.  Returns its pid. */
+ * (NULL: ours), restoring old_mask in the child.  Returns its pid, or -1
+ * with errno set after saying why on stdio[2] (or our stderr). */
 pid_t local_spawn_helper (const char *helper, int their_end,
                           const int stdio[3], const sigset_t *old_mask);
 
