@@ -169,7 +169,8 @@ limits_sweep (const struct limits *l, const struct caller *c)
     {
       char path[256];
       snprintf (path, sizeof path, "%s/airlock", l->bases[i]);
-      DIR *d = opendir (path);
+      int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
       for (struct dirent *e; d && (e = readdir (d));)
         {
           char *end;
@@ -180,6 +181,8 @@ limits_sweep (const struct limits *l, const struct caller *c)
         }
       if (d)
         closedir (d);
+      else if (fd >= 0)
+        close (fd);
     }
   priv_fsuid_root (c, false);
 }
