@@ -132,6 +132,14 @@ export PROBE="$WORK/.tools/airlock-probe" HOSTILE="$T/airlock-hostile"
 export SESSION_DRIVER="$T/airlock-session-driver" SPOOL_CLIENT="$T/spool_client.py"
 export HELPER_CONF="$T/etc/airlock/helper.conf"
 
+# `airlock run` gets its verdict from the test user's daemon, started on
+# demand in the default runtime directory (as_user sets none): stopped
+# after each suite, so that none outlives the suite that started it.
+stop_run_daemon () {
+  (cd / && runuser -u "$TEST_USER" -- env -i PATH=/usr/bin:/bin HOME="$TEST_HOME" \
+    timeout -k 5 20 "$AIRLOCK" daemon stop) > /dev/null 2>&1 || true
+}
+
 run_suites () { # label, prefix, modes
   local label=$1 prefix=$2 modes=$3 mode suite
   export VARIANT=$label # release, or asan (whose supervisor is not static)
@@ -150,6 +158,7 @@ run_suites () { # label, prefix, modes
       bats --tap "tests/$suite.bats" > "$T/out.tap" 2>&1
       grep -E '^not ok' -A 12 "$T/out.tap" | head -n 60
       tally "$label $mode $suite" "$T/out.tap"
+      stop_run_daemon
       printf '%s\n' "$(grep -c '^ok' "$T/out.tap") ok, $(grep -c '^not ok' "$T/out.tap") not ok"
     done
   done
