@@ -77,7 +77,7 @@ BROKER_LIBS := -lunistring
 NL_PKGS     := libnl-3.0 libnl-route-3.0
 
 HELPER_SRCS := $(wildcard helper/*.c)
-BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_session.c backends/supervisor_protocol.c \
+BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_session.c backends/supervisor_protocol.c backends/supervisor_client.c \
                 backends/xprintf.c backends/posture.c backends/cgroup_oom.c \
                 $(sort $(wildcard backends/docker*.c))
 POLICY_SRCS := $(sort $(wildcard policy/*.c))
