@@ -442,7 +442,14 @@ container_name (const struct docker_session_options *o)
                   (unsigned long long) (h & 0xffffffffULL), o->session);
 }
 
-/* OWNER/docker/SESSION, for the supervisor's socket: under the daemon's
+/* OWNER/docker/session-SESSION: a session may be named "..". */
+static char *
+control_dir_path (const char *owner_id, const char *session)
+{
+  return xprintf ("%s/docker/session-%s", owner_id, session);
+}
+
+/* The session's directory for the supervisor's socket: under the daemon's
  * runtime directory, which is ours and 0700 (runtime_dir()), so no other
  * user of this host reaches it.  The session's directory itself is 0711:
  * the container may run as another uid (docker.user) and must get to the
@@ -453,7 +460,7 @@ make_control_dir (struct docker_container *c, const char *owner, const char *ses
                   char **err)
 {
   char *parent = xprintf ("%s/docker", owner);
-  c->control_dir = parent ? xprintf ("%s/%s", parent, session) : NULL;
+  c->control_dir = parent ? control_dir_path (owner, session) : NULL;
   const char *dirs[2] = { parent, c->control_dir };
   const mode_t modes[2] = { 0700, 0711 };
   for (int i = 0; i < 2; i++)
@@ -478,6 +485,19 @@ make_control_dir (struct docker_container *c, const char *owner, const char *ses
     }
   free (parent);
   return 0;
+}
+
+void
+docker_control_dir_remove (const char *owner_id, const char *session)
+{
+  char *dir = control_dir_path (owner_id, session);
+  char *sock = dir ? xprintf ("%s/%s", dir, SUP_CONTAINER_SOCKET + sizeof SUP_CONTAINER_DIR) : NULL;
+  if (sock)
+    unlink (sock);
+  if (dir)
+    rmdir (dir);
+  free (sock);
+  free (dir);
 }
 
 int

@@ -48,6 +48,9 @@ int docker_container_plan (struct docker_container *c,
 int docker_container_up (struct docker_container *c, char **err);
 /* Create and start a new one, whatever exists (after it vanished). */
 int docker_container_create (struct docker_container *c, char **err);
+/* The directory of a session's supervisor socket (control_dir), with
+ * what is in it, once its container is gone. */
+void docker_control_dir_remove (const char *owner_id, const char *session);
 /* Remove it (and its anonymous volumes), whatever state it is in. */
 void docker_container_remove (struct docker_container *c);
 void docker_container_clear (struct docker_container *c);

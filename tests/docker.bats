@@ -573,10 +573,10 @@ exec_ids () {
   run al exec s -- 'ls -A /.airlock-control; touch /.airlock-control/x 2>&1 || echo refused'
   echo "$output"
   [[ "$output" == *"Read-only file system"*refused ]]
-  [ "$(stat -c '%U %a' "$OWNER/docker/s")" = "$TEST_USER 711" ]
+  [ "$(stat -c '%U %a' "$OWNER/docker/session-s")" = "$TEST_USER 711" ]
   [ "$(stat -c '%a' "$OWNER/docker")" = 700 ]
   al session close s
-  [ ! -e "$OWNER/docker/s" ]
+  [ ! -e "$OWNER/docker/session-s" ]
 }
 
 @test "docker: a container restarted behind the session's back: its supervisor connects again, the next command says so" {
