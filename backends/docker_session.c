@@ -487,8 +487,7 @@ reconnect (struct backend_session *s, char **note, char **err)
     }
   if (!fate)
     *note = xprintf ("airlock: the container of session %s %s; its processes and the "
-                     "files of its tmpfs mounts (/tmp, /var/tmp, /run) are gone, and the "
-                     "session's shell state starts afresh\n", s->session,
+                     "files of its tmpfs mounts (/tmp, /var/tmp, /run) are gone\n", s->session,
                      restarted ? "had been restarted" : "lost its supervisor's connection");
   else
     *note = xprintf ("airlock: the container of session %s had %s%s%s%s; a new one "
