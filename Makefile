@@ -79,7 +79,7 @@ BROKER_PKGS := libcjson libcurl libpcre2-8
 BROKER_LIBS := -lunistring
 
 HELPER_SRCS := $(wildcard helper/*.c)
-BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_session.c backends/supervisor_protocol.c \
+BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_session.c backends/supervisor_protocol.c backends/supervisor_client.c \
                 backends/xprintf.c backends/posture.c backends/cgroup_oom.c \
                 $(sort $(wildcard backends/docker*.c))
 POLICY_SRCS := $(sort $(wildcard policy/*.c))

@@ -6,13 +6,14 @@
  * comes back), no-new-privileges, airlock's own seccomp baseline
  * (docker_seccomp.c) instead of the engine's default, tmpfs /tmp,
  * /var/tmp and /run with nosuid and nodev and a size, a pids limit,
- * our supervisor as pid 1 (it kills what dead job leaders leave, see
- * EXEC_INIT_FLAG), no network unless configured, a
+ * our supervisor as pid 1 (it runs the session's commands, see
+ * docker_session.c), no network unless configured, a
  * read-only root filesystem when docker.read_only_rootfs says so, mounts
  * given as Mounts (a missing bind source is an error, never a directory
- * docker creates as root).  The job leader is copied into an anonymous
+ * docker creates as root).  The supervisor is copied into an anonymous
  * volume of its own (removed with the container), which a read-only root
- * filesystem still accepts.
+ * filesystem still accepts; the directory of its socket is bound
+ * read-only.
  * Environment values travel in the create body only, never on a command
  * line.
  *
@@ -39,6 +40,7 @@
 #include "exec_leader.h"
 #include "fnv1a.h"
 #include "protected_paths.h"
+#include "supervisor_protocol.h"
 #include "xprintf.h"
 
 #define SUPERVISOR_MAX (64 << 20)
@@ -440,6 +442,64 @@ container_name (const struct docker_session_options *o)
                   (unsigned long long) (h & 0xffffffffULL), o->session);
 }
 
+/* OWNER/docker/session-SESSION: a session may be named "..". */
+static char *
+control_dir_path (const char *owner_id, const char *session)
+{
+  return xprintf ("%s/docker/session-%s", owner_id, session);
+}
+
+/* The session's directory for the supervisor's socket: under the daemon's
+ * runtime directory, which is ours and 0700 (runtime_dir()), so no other
+ * user of this host reaches it.  The session's directory itself is 0711:
+ * the container may run as another uid (docker.user) and must get to the
+ * socket in it.  Fixed per session, so that the create request (and its
+ * config hash) stays the same for a daemon that reuses the container. */
+static int
+make_control_dir (struct docker_container *c, const char *owner, const char *session,
+                  char **err)
+{
+  char *parent = xprintf ("%s/docker", owner);
+  c->control_dir = parent ? control_dir_path (owner, session) : NULL;
+  const char *dirs[2] = { parent, c->control_dir };
+  const mode_t modes[2] = { 0700, 0711 };
+  for (int i = 0; i < 2; i++)
+    {
+      struct stat st;
+      if (!dirs[i])
+        {
+          *err = xprintf ("out of memory");
+          free (parent);
+          return -1;
+        }
+      bool made = (mkdir (dirs[i], modes[i]) == 0 || errno == EEXIST)
+                  && lstat (dirs[i], &st) == 0;
+      bool ours = made && S_ISDIR (st.st_mode) && st.st_uid == getuid ();
+      if (!ours || chmod (dirs[i], modes[i]) < 0)
+        {
+          *err = xprintf ("cannot make the session's directory %s: %s", dirs[i],
+                          made && !ours ? "not a directory of ours" : strerror (errno));
+          free (parent);
+          return -1;
+        }
+    }
+  free (parent);
+  return 0;
+}
+
+void
+docker_control_dir_remove (const char *owner_id, const char *session)
+{
+  char *dir = control_dir_path (owner_id, session);
+  char *sock = dir ? xprintf ("%s/%s", dir, SUP_CONTAINER_SOCKET + sizeof SUP_CONTAINER_DIR) : NULL;
+  if (sock)
+    unlink (sock);
+  if (dir)
+    rmdir (dir);
+  free (sock);
+  free (dir);
+}
+
 int
 docker_container_plan (struct docker_container *c,
                        const struct docker_session_options *o, char **err)
@@ -455,7 +515,8 @@ docker_container_plan (struct docker_container *c,
   c->progress = o->progress;
   c->progress_ctx = o->progress_ctx;
   if (docker_engine_ping (c->eng, err) < 0
-      || load_supervisor_tar (c, o->supervisor, err) < 0)
+      || load_supervisor_tar (c, o->supervisor, err) < 0
+      || make_control_dir (c, o->owner_id, o->session, err) < 0)
     return -1;
 
   cJSON *b = c->body = cJSON_CreateObject ();
@@ -525,7 +586,7 @@ docker_container_plan (struct docker_container *c,
   if (o->nano_cpus)
     cJSON_AddNumberToObject (hc, "NanoCpus", (double) o->nano_cpus);
   cJSON_AddStringToObject (hc, "NetworkMode", o->network ? "bridge" : "none");
-  cJSON_AddBoolToObject (hc, "Init", false); /* our own pid 1: EXEC_INIT_FLAG */
+  cJSON_AddBoolToObject (hc, "Init", false); /* our own pid 1: the supervisor */
   cJSON_AddBoolToObject (hc, "Privileged", false);
   cJSON *restart = cJSON_AddObjectToObject (hc, "RestartPolicy");
   cJSON_AddStringToObject (restart, "Name", "no");
@@ -539,6 +600,7 @@ docker_container_plan (struct docker_container *c,
       cJSON_AddObjectToObject (leader, "VolumeOptions"), "Labels");
   cJSON_AddStringToObject (vlabels, DOCKER_LABEL_USER, uid);
   cJSON_AddItemToArray (mounts, leader);
+  add_mount (mounts, "bind", c->control_dir, SUP_CONTAINER_DIR, true);
   if (judge_mounts (c, o, mounts, err) < 0)
     return -1;
 
@@ -740,7 +802,7 @@ docker_container_create (struct docker_container *c, char **err)
     return -1;
   /* Made: from here on a failure removes it again. */
   if (simple_call (c, "PUT", "/containers/%s/archive?path=" DOCKER_LEADER_DIR, c->tar, c->tar_len,
-                   "application/x-tar", 200, "copy the job leader into", err) < 0
+                   "application/x-tar", 200, "copy the supervisor into", err) < 0
       || simple_call (c, "POST", "/containers/%s/start", NULL, 0, NULL, 204,
                       "start", err) < 0)
     {
@@ -805,6 +867,7 @@ docker_container_clear (struct docker_container *c)
   free (c->name);
   free (c->id);
   free (c->image);
+  free (c->control_dir);
   cJSON_Delete (c->body);
   free (c->tar);
   free (c->reasons);

@@ -13,9 +13,9 @@
 #include "docker_engine.h"
 #include "docker_session.h"
 
-/* Where the supervisor (the job leader) is copied in the container: an
- * anonymous volume of its own, so that a read-only root filesystem does
- * not stop the copy. */
+/* Where the supervisor (the container's pid 1) is copied in the
+ * container: an anonymous volume of its own, so that a read-only root
+ * filesystem does not stop the copy. */
 #define DOCKER_LEADER_DIR "/.airlock"
 #define DOCKER_LEADER_PATH DOCKER_LEADER_DIR "/airlock-supervisor"
 
@@ -24,6 +24,8 @@ struct docker_container {
   char *name;       /* airlock-UID-OWNERHASH-SESSION */
   char *id;
   char *image;
+  char *control_dir; /* where the broker listens for the supervisor (on
+                        this host; SUP_CONTAINER_DIR in the container) */
   bool pull;
   void (*progress) (void *ctx, const char *line);
   void *progress_ctx;
@@ -46,6 +48,9 @@ int docker_container_plan (struct docker_container *c,
 int docker_container_up (struct docker_container *c, char **err);
 /* Create and start a new one, whatever exists (after it vanished). */
 int docker_container_create (struct docker_container *c, char **err);
+/* The directory of a session's supervisor socket (control_dir), with
+ * what is in it, once its container is gone. */
+void docker_control_dir_remove (const char *owner_id, const char *session);
 /* Remove it (and its anonymous volumes), whatever state it is in. */
 void docker_container_remove (struct docker_container *c);
 void docker_container_clear (struct docker_container *c);

@@ -2,8 +2,8 @@
 /* The docker backend's orphan reaper (see docker_session.h).
  *
  * A daemon that dies leaves its containers behind (their commands die
- * with it: each job leader kills its tree when the daemon's end of the
- * exec stream closes).  Such a container is kept a while, running, so
+ * with it: the container's supervisor kills every job's tree when the
+ * daemon's end of its socket closes).  Such a container is kept a while, running, so
  * that reopening the session soon reuses it (restarted first, so that
  * nothing of its earlier life runs on: docker_container_up); once
  * stopped, or older than the idle lifetime, it is removed.  The original never removed running
@@ -109,6 +109,8 @@ docker_reap_orphans (const struct docker_reap_request *rq, char **err)
           fprintf (stderr, "airlock: removing orphaned container of session %s "
                    "(owner %s, %s)\n", session, owner, running ? "idle too long" : "stopped");
           docker_container_remove (&victim); /* frees victim.id */
+          if (!strcmp (owner, rq->owner_id))
+            docker_control_dir_remove (owner, session);
           removed++;
         }
       if (r.status != 200)

@@ -1,32 +1,50 @@
 /* SPDX-License-Identifier: MIT */
 /* The docker backend's sessions (see docker_session.h).
  *
- * A session is one container (docker_container.c).  Each command is an
- * exec of our job leader, `DOCKER_LEADER_PATH --job --script -- bash -c
- * LOADER` (exec_leader.h, shell_state.h): POST /containers/{id}/exec, then POST
- * /exec/{id}/start
- * with the connection hijacked into a raw stream that carries, in
- * docker's multiplexed frames, the leader's framed protocol (stdin and
- * signals in, and first the command's script, which must never be in the
- * exec's Cmd: docker inspect and the host's ps show that; stdout, stderr,
- * fd 3 and the exit status out).  So a
- * timeout or an interrupt kills the command's whole tree inside the
- * container, and a broker that dies takes its commands with it (the
- * leader sees its stdin end).
+ * A session is one container (docker_container.c) whose pid 1 is
+ * airlock-supervisor, as in a local session's sandbox, and each command is
+ * a job of that supervisor: the same protocol (supervisor_client.c), the
+ * same kill path, the same exits.  No engine exec per command: runc's exec
+ * alone costs more than most commands.  The engine is asked only to make,
+ * restart, inspect and remove the container.
  *
- * The exit status comes from the leader once the command's output is
- * drained.  A stream that ends without one is a lost job, an error naming
- * the cause (exit_from_inspect): the leader was killed or could not start
- * (the exec's own exit code tells how), or the engine or the container
- * went away.  event_fd is
- * an epoll descriptor over every job's connection.
+ * The supervisor reaches us through a unix socket in a directory of the
+ * session's, under the daemon's runtime directory (0700 and ours, checked
+ * by runtime_dir(): no other user of this host gets in), bind-mounted
+ * read-only into the container.  We listen and the supervisor connects,
+ * rather than the other way round, because:
+ *  - the container may run as another uid (docker.user: root without
+ *    capabilities has no DAC override either), which could not create a
+ *    socket in our directory but can connect to one through a read-only
+ *    mount; and nothing in the container can write there, so it plants no
+ *    file in our runtime directory;
+ *  - who connected is the kernel's word: SO_PEERCRED's pid must be the
+ *    container's pid 1 as the engine reports it (State.Pid).  Code in the
+ *    container has the supervisor's uid and can reach the socket, but is
+ *    never its pid 1; and we listen only while a supervisor is awaited (at
+ *    open, and after the container restarted).  The supervisor checks us
+ *    likewise: its peer must be outside its pid namespace;
+ *  - a container restarted (on reuse, or behind our back) gets a new
+ *    supervisor that simply connects again.
  *
- * Everything the container sends is untrusted: code in it may own the
- * leader's uid.  Frames are bounded and only ever describe that job. */
+ * Faults: the connection ends when the container stops, is removed or
+ * restarted (dockerd stopping stops it): every running job then ends with
+ * an error naming what became of the container (container_fate), and the
+ * next command reconnects to a restarted container's new supervisor, or
+ * makes a new container, once, and says so; the session's first command,
+ * its bootstrap, is replayed first (its state directory was in /tmp).  A
+ * dockerd killed outright costs nothing: the container and the
+ * connection live on without it.  A daemon that dies closes the
+ * connection: the supervisor kills every job's tree and waits for the
+ * next daemon (which restarts the container before it reuses it).
+ *
+ * event_fd is an epoll descriptor over the supervisor's connection and an
+ * eventfd for what the backend says itself (lost jobs, notes). */
 #define _GNU_SOURCE
 #include "docker_session.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -36,49 +54,42 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "docker_container.h"
-#include "exec_leader.h"
 #include "cgroup_oom.h"
 #include "posture.h"
+#include "supervisor_client.h"
 #include "xprintf.h"
 
-#define READ_CHUNK (128 << 10)
-#define DOCKER_FRAME_MAX (1 << 20) /* docker sends at most 32 KiB frames */
+#define SETUP_TIMEOUT_MS 30000
 #define BOOTSTRAP_REPLAY_MS 30000
 #define INTERNAL_JOB UINT32_MAX
-
-struct buf {
-  uint8_t *p;
-  size_t off, len, cap; /* data is p[off..len) */
-};
-
-struct djob {
-  uint32_t id;
-  int fd;
-  char *exec_id;
-  struct buf raw;    /* docker's multiplexed frames, as read */
-  struct buf lead;   /* the leader's frames (docker's stdout payloads) */
-  struct buf out;    /* frames to send: stdin, signals */
-  char *note;        /* said on stderr before the job's output */
-  bool eof, exited;
-  struct djob *next;
-};
+/* The socket's name in the control directory (SUP_CONTAINER_DIR inside). */
+#define SOCKET_NAME (SUP_CONTAINER_SOCKET + sizeof SUP_CONTAINER_DIR)
 
 struct backend_session {
   struct docker_container c;
   char *session;
   int ep, wake;
-  struct djob *jobs;
-  uint8_t *ev;       /* the data of the event handed out last */
-  size_t ev_cap;
-  bool lost;
-  char *lost_why;
+  int dir_fd;            /* the control directory (O_PATH) */
+  int listen_fd;         /* while a supervisor is awaited, else -1 */
+  long sup_pid;          /* the connected supervisor's pid on this host */
+  struct sup_client sup; /* sup.fd -1: not connected */
+  uint32_t live[SUP_MAX_JOBS]; /* jobs started and not ended */
+  size_t n_live;
+  uint32_t orphans[2 * SUP_MAX_JOBS]; /* jobs to end with orphan_why */
+  size_t n_orphans;
+  char *orphan_why;
+  uint32_t note_job;     /* said on its stderr before its output */
+  char *note, *said;     /* said: the note handed out last */
   /* The first command of a session is its bootstrap (session.c runs it
-   * before handing the session out): replayed in a recreated container,
-   * so the shell state directory and the starting directory exist. */
+   * before handing the session out): replayed in a new or restarted
+   * container, so the shell state directory and the starting directory
+   * exist. */
   char **boot_argv, **boot_env;
   char *boot_script;
   size_t boot_script_len;
@@ -93,121 +104,26 @@ now_ms (void)
   return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* ---- buffers ---- */
-
-static bool
-buf_add (struct buf *b, const void *data, size_t n)
+static void
+wake_up (struct backend_session *s)
 {
-  if (b->off > 0 && (b->off == b->len || b->len + n > b->cap))
+  uint64_t one = 1;
+  if (write (s->wake, &one, sizeof one) < 0)
     {
-      memmove (b->p, b->p + b->off, b->len - b->off);
-      b->len -= b->off;
-      b->off = 0;
+      /* an eventfd cannot overflow at 1 */
     }
-  if (b->len + n > b->cap)
-    {
-      size_t cap = b->cap ? b->cap : 4096;
-      while (cap < b->len + n)
-        cap *= 2;
-      uint8_t *p = realloc (b->p, cap);
-      if (!p)
-        return false;
-      b->p = p;
-      b->cap = cap;
-    }
-  memcpy (b->p + b->len, data, n);
-  b->len += n;
-  return true;
-}
-
-static size_t
-buf_size (const struct buf *b)
-{
-  return b->len - b->off;
-}
-
-static uint8_t *
-buf_data (const struct buf *b)
-{
-  return b->p + b->off;
-}
-
-/* ---- jobs ---- */
-
-static struct djob *
-find_job (struct backend_session *s, uint32_t id)
-{
-  for (struct djob *j = s->jobs; j; j = j->next)
-    if (j->id == id)
-      return j;
-  return NULL;
 }
 
 static void
-free_job (struct backend_session *s, struct djob *j)
+forget_job (struct backend_session *s, uint32_t job)
 {
-  for (struct djob **p = &s->jobs; *p; p = &(*p)->next)
-    if (*p == j)
+  for (size_t i = 0; i < s->n_live; i++)
+    if (s->live[i] == job)
       {
-        *p = j->next;
-        break;
+        s->live[i] = s->live[--s->n_live];
+        return;
       }
-  if (j->fd >= 0)
-    {
-      epoll_ctl (s->ep, EPOLL_CTL_DEL, j->fd, NULL);
-      close (j->fd); /* the leader sees its stdin end: the tree is killed */
-    }
-  free (j->exec_id);
-  free (j->raw.p);
-  free (j->lead.p);
-  free (j->out.p);
-  free (j->note);
-  free (j);
 }
-
-static void
-want_write (struct backend_session *s, struct djob *j, bool on)
-{
-  struct epoll_event e = { .events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = j };
-  epoll_ctl (s->ep, EPOLL_CTL_MOD, j->fd, &e);
-}
-
-/* Send what is queued without blocking; the rest waits for EPOLLOUT. */
-static void
-flush_job (struct backend_session *s, struct djob *j)
-{
-  size_t before = buf_size (&j->out);
-  while (buf_size (&j->out) > 0 && j->fd >= 0)
-    {
-      ssize_t w = send (j->fd, buf_data (&j->out), buf_size (&j->out),
-                        MSG_DONTWAIT | MSG_NOSIGNAL);
-      if (w < 0 && errno == EINTR)
-        continue;
-      if (w <= 0)
-        {
-          if (w < 0 && errno != EAGAIN)
-            j->out.off = j->out.len; /* the leader is gone: nothing to feed */
-          break;
-        }
-      j->out.off += (size_t) w;
-    }
-  if (before && j->fd >= 0)
-    want_write (s, j, buf_size (&j->out) > 0);
-}
-
-static int
-queue_frame (struct backend_session *s, struct djob *j, uint8_t type,
-             const void *data, size_t n)
-{
-  uint8_t h[XL_HEADER];
-  xl_put_header (h, type, (uint32_t) n);
-  if (!buf_add (&j->out, h, sizeof h) || (n && !buf_add (&j->out, data, n)))
-    return -ENOMEM;
-  flush_job (s, j);
-  return 0;
-}
-
-/* ---- starting a command ---- */
 
 static char **
 copy_strv (const char *const *v)
@@ -230,202 +146,6 @@ free_strv (char **v)
   free (v);
 }
 
-/* POST /containers/{id}/exec: the exec's id, or NULL with *err; *status
- * is the HTTP status (404/409: the container is gone or stopped). */
-static char *
-create_exec (struct backend_session *s, const struct backend_spawn *sp,
-             long *status, char **err)
-{
-  cJSON *b = cJSON_CreateObject ();
-  cJSON_AddBoolToObject (b, "AttachStdin", true);
-  cJSON_AddBoolToObject (b, "AttachStdout", true);
-  cJSON_AddBoolToObject (b, "AttachStderr", true);
-  cJSON_AddBoolToObject (b, "Tty", false);
-  cJSON_AddStringToObject (b, "WorkingDir", sp->cwd && *sp->cwd ? sp->cwd : "/");
-  cJSON *env = cJSON_AddArrayToObject (b, "Env");
-  for (const char *const *e = sp->envp; e && *e; e++)
-    cJSON_AddItemToArray (env, cJSON_CreateString (*e));
-  cJSON *cmd = cJSON_AddArrayToObject (b, "Cmd");
-  cJSON_AddItemToArray (cmd, cJSON_CreateString (DOCKER_LEADER_PATH));
-  cJSON_AddItemToArray (cmd, cJSON_CreateString (EXEC_LEADER_FLAG));
-  if (sp->stdin_pipe)
-    cJSON_AddItemToArray (cmd, cJSON_CreateString (EXEC_LEADER_STDIN_FLAG));
-  if (sp->script)
-    cJSON_AddItemToArray (cmd, cJSON_CreateString (EXEC_LEADER_SCRIPT_FLAG));
-  cJSON_AddItemToArray (cmd, cJSON_CreateString ("--"));
-  for (const char *const *a = sp->argv; *a; a++)
-    cJSON_AddItemToArray (cmd, cJSON_CreateString (*a));
-  char *path = xprintf ("/containers/%s/exec", s->c.id);
-  struct docker_response r;
-  char *id = NULL;
-  *status = 0;
-  if (path && docker_call (s->c.eng, "POST", path, b, &r, err) == 0)
-    {
-      *status = r.status;
-      const cJSON *j = cJSON_GetObjectItemCaseSensitive (r.json, "Id");
-      if (r.status == 201 && cJSON_IsString (j))
-        id = strdup (j->valuestring);
-      else
-        *err = xprintf ("cannot start the command in container %s: %s",
-                        s->c.name, docker_response_message (&r));
-      docker_response_free (&r);
-    }
-  free (path);
-  cJSON_Delete (b);
-  return id;
-}
-
-static struct djob *
-start_job (struct backend_session *s, const struct backend_spawn *sp,
-           long *status, char **err)
-{
-  char *exec_id = create_exec (s, sp, status, err);
-  if (!exec_id)
-    return NULL;
-  cJSON *b = cJSON_CreateObject ();
-  cJSON_AddBoolToObject (b, "Detach", false);
-  cJSON_AddBoolToObject (b, "Tty", false);
-  char *path = xprintf ("/exec/%s/start", exec_id);
-  uint8_t *early = NULL;
-  size_t early_len = 0;
-  int fd = path ? docker_hijack (s->c.eng, path, b, status, &early, &early_len, err) : -1;
-  free (path);
-  cJSON_Delete (b);
-  struct djob *j = fd >= 0 ? calloc (1, sizeof *j) : NULL;
-  if (!j)
-    {
-      if (fd >= 0)
-        {
-          close (fd);
-          *err = xprintf ("out of memory");
-        }
-      free (exec_id);
-      free (early);
-      return NULL;
-    }
-  j->id = sp->job;
-  j->fd = fd;
-  j->exec_id = exec_id;
-  if (early_len)
-    buf_add (&j->raw, early, early_len);
-  free (early);
-  struct epoll_event e = { .events = EPOLLIN, .data.ptr = j };
-  epoll_ctl (s->ep, EPOLL_CTL_ADD, fd, &e);
-  j->next = s->jobs;
-  s->jobs = j;
-  /* The script, before any stdin: the leader feeds it to fd 4. */
-  int rc = 0;
-  for (size_t off = 0, n; sp->script && rc == 0 && off < sp->script_len; off += n)
-    {
-      n = sp->script_len - off < XL_MAX_PAYLOAD ? sp->script_len - off : XL_MAX_PAYLOAD;
-      rc = queue_frame (s, j, XL_SCRIPT, sp->script + off, n);
-    }
-  if (sp->script && rc == 0)
-    rc = queue_frame (s, j, XL_SCRIPT_END, NULL, 0);
-  if (rc < 0)
-    {
-      *err = xprintf ("out of memory");
-      free_job (s, j);
-      return NULL;
-    }
-  return j;
-}
-
-/* ---- reading a job's stream ---- */
-
-static const uint8_t *
-hold (struct backend_session *s, const uint8_t *data, size_t n)
-{
-  if (n > s->ev_cap)
-    {
-      uint8_t *p = realloc (s->ev, n);
-      if (!p)
-        return NULL;
-      s->ev = p;
-      s->ev_cap = n;
-    }
-  memcpy (s->ev, data, n);
-  return s->ev;
-}
-
-static uint32_t
-be32 (const uint8_t *p)
-{
-  return xl_get_u32 (p);
-}
-
-/* The next event in what the job sent so far: 1 (ev filled), 0 (need
- * more), -1 (the stream broke the protocol: *why). */
-static int
-parse_job (struct backend_session *s, struct djob *j, struct backend_event *ev,
-           const char **why)
-{
-  for (;;)
-    {
-      size_t n = buf_size (&j->lead);
-      if (n >= XL_HEADER)
-        {
-          const uint8_t *f = buf_data (&j->lead);
-          uint32_t len = be32 (f + 1);
-          if (len > XL_MAX_PAYLOAD)
-            return *why = "the job leader sent an oversized frame", -1;
-          if (n >= XL_HEADER + len)
-            {
-              j->lead.off += XL_HEADER + len;
-              const uint8_t *p = f + XL_HEADER;
-              *ev = (struct backend_event){ .job = j->id };
-              if (j->exited)
-                continue; /* its exit was reported: nothing more counts */
-              if (f[0] >= XL_OUT && f[0] <= XL_META)
-                {
-                  ev->type = BACKEND_OUTPUT;
-                  ev->stream = f[0];
-                  ev->data = hold (s, p, len);
-                  ev->len = ev->data ? len : 0;
-                  return 1;
-                }
-              if (f[0] == XL_EXIT && len == 8)
-                {
-                  ev->type = BACKEND_EXITED;
-                  ev->exit_code = (int) (be32 (p) & 0xff);
-                  ev->signal = (int) (be32 (p + 4) & 0x7f);
-                  j->exited = true;
-                  return 1;
-                }
-              return *why = "the job leader sent an unknown frame", -1;
-            }
-        }
-      size_t r = buf_size (&j->raw);
-      if (r < DOCKER_FRAME_HEADER)
-        return 0;
-      const uint8_t *h = buf_data (&j->raw);
-      uint32_t size = be32 (h + 4);
-      if (size > DOCKER_FRAME_MAX || h[0] > 2)
-        return *why = "the exec stream is not multiplexed as expected", -1;
-      if (r < DOCKER_FRAME_HEADER + size)
-        return 0;
-      j->raw.off += DOCKER_FRAME_HEADER + size;
-      const uint8_t *p = h + DOCKER_FRAME_HEADER;
-      if (h[0] == 1)
-        {
-          if (!buf_add (&j->lead, p, size))
-            return *why = "out of memory", -1;
-          continue;
-        }
-      if (h[0] == 2 && size > 0)
-        {
-          /* The leader's own complaints (or docker's, when it could not
-           * run the leader): the job's stderr. */
-          *ev = (struct backend_event){ .type = BACKEND_OUTPUT, .job = j->id,
-                                        .stream = 2 };
-          ev->data = hold (s, p, size);
-          ev->len = ev->data ? size : 0;
-          if (!j->exited)
-            return 1;
-        }
-    }
-}
-
 /* GET /containers/ID/json: 0 with *r (any status), -1 with *err. */
 static int
 inspect_container (struct backend_session *s, struct docker_response *r, char **err)
@@ -437,12 +157,19 @@ inspect_container (struct backend_session *s, struct docker_response *r, char **
 }
 
 /* What became of the session's container: NULL while it runs, else a
- * sentence naming the cause (malloc'd). */
+ * sentence naming the cause (malloc'd).  *status: the engine's answer (-1:
+ * none); *pid: its pid 1 on this host while it runs, else 0.  Either
+ * pointer may be NULL. */
 static char *
-container_fate (struct backend_session *s)
+container_fate_of (struct backend_session *s, long *status, long *pid)
 {
   struct docker_response r;
   char *err = NULL, *fate;
+  long st_, pid_;
+  status = status ? status : &st_;
+  pid = pid ? pid : &pid_;
+  *status = -1;
+  *pid = 0;
   if (inspect_container (s, &r, &err) < 0)
     {
       fate = xprintf ("the Docker engine at %s does not answer (%s): dockerd "
@@ -452,7 +179,9 @@ container_fate (struct backend_session *s)
       free (err);
       return fate;
     }
+  *status = r.status;
   const cJSON *st = cJSON_GetObjectItemCaseSensitive (r.json, "State");
+  const cJSON *p1 = cJSON_GetObjectItemCaseSensitive (st, "Pid");
   const cJSON *code = cJSON_GetObjectItemCaseSensitive (st, "ExitCode");
   const cJSON *at = cJSON_GetObjectItemCaseSensitive (st, "FinishedAt");
   const cJSON *why = cJSON_GetObjectItemCaseSensitive (st, "Error");
@@ -462,7 +191,10 @@ container_fate (struct backend_session *s)
     fate = xprintf ("container %s cannot be inspected: %s", s->c.name,
                     docker_response_message (&r));
   else if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (st, "Running")))
-    fate = NULL;
+    {
+      fate = NULL;
+      *pid = cJSON_IsNumber (p1) ? (long) p1->valuedouble : 0;
+    }
   else
     fate = xprintf ("the Docker engine at %s stopped container %s (exit "
                     "code %d%s%s%s%s%s): dockerd stopped or restarted (its "
@@ -480,267 +212,331 @@ container_fate (struct backend_session *s)
   return fate;
 }
 
-/* The stream ended before the leader reported an exit.  Either the leader
- * itself was killed (OOM, a kill from inside) or could not start: the
- * exec's own exit code says how, but it is no exit code of the command's,
- * which nobody saw (what the command started died with the leader: pid 1
- * kills a dead leader's orphans).  Or the engine or the container went away under
- * it (dockerd stopped or restarted: its API goes first, then it stops
- * the containers): that is no exit code of the command but an error, with
- * the cause. */
-static void
-exit_from_inspect (struct backend_session *s, struct djob *j,
-                   struct backend_event *ev)
+static char *
+container_fate (struct backend_session *s)
 {
-  char *path = xprintf ("/exec/%s/json", j->exec_id);
-  struct docker_response r = { 0 };
-  char *err = NULL, *fate = NULL;
-  const char *sock = docker_engine_socket (s->c.eng);
-  *ev = (struct backend_event){ .job = j->id };
-  int rc = path ? docker_call (s->c.eng, "GET", path, NULL, &r, &err) : -1;
-  free (path);
-  const cJSON *code = cJSON_GetObjectItemCaseSensitive (r.json, "ExitCode");
-  if (rc < 0)
-    {
-      char *why = err;
-      err = xprintf ("the Docker engine went away while the command ran "
-                     "(dockerd at %s stopped or restarted?): %s", sock,
-                     why ? why : "no answer");
-      free (why);
-    }
-  else if (r.status == 200
-           && cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (r.json, "Running")))
-    err = xprintf ("the command's stream from the Docker engine at %s was cut "
-                   "while it still runs (its job leader ends it when its "
-                   "input closes)", sock);
-  else if (r.status != 200 || !cJSON_IsNumber (code))
-    {
-      fate = container_fate (s);
-      err = xprintf ("the Docker engine at %s lost the command (%s: dockerd "
-                     "restarted?)%s%s", sock, docker_response_message (&r),
-                     fate ? "; " : "", fate ? fate : "");
-    }
-  else
-    {
-      /* Killed by a signal with the container still running: the engine
-       * may be stopping it right now; a moment tells. */
-      for (int i = 0; !(fate = container_fate (s)) && code->valueint >= 128 && i < 10; i++)
-        poll (NULL, 0, 100);
-      if (fate)
-        err = xprintf ("the command did not end by itself: %s", fate);
-      else if (code->valueint > 128)
-        err = xprintf ("the job was lost: its leader was killed by signal %d "
-                       "before the command ended (what the command started "
-                       "was killed)", code->valueint - 128);
-      else
-        err = xprintf ("the job was lost: its leader ended (exit code %d) "
-                       "without reporting the command's end", code->valueint);
-    }
-  docker_response_free (&r);
-  free (fate);
-  if (ev->type != BACKEND_EXITED)
-    {
-      ev->type = BACKEND_ERROR;
-      ev->message = (const char *) hold (s, (const uint8_t *) (err ? err : "lost"),
-                                         strlen (err ? err : "lost") + 1);
-      fprintf (stderr, "airlock: session %s, job %u: %s\n", s->session, j->id,
-               ev->message ? ev->message : "lost");
-    }
-  free (err);
-  j->exited = true;
+  return container_fate_of (s, NULL, NULL);
 }
 
-/* 1 with *ev, or 0 when the job has nothing now (it may be freed). */
-static int
-job_next (struct backend_session *s, struct djob *j, struct backend_event *ev)
-{
-  if (j->note)
-    {
-      *ev = (struct backend_event){ .type = BACKEND_OUTPUT, .job = j->id, .stream = 2 };
-      ev->data = hold (s, (const uint8_t *) j->note, strlen (j->note));
-      ev->len = ev->data ? strlen (j->note) : 0;
-      free (j->note);
-      j->note = NULL;
-      return 1;
-    }
-  flush_job (s, j);
-  for (;;)
-    {
-      const char *why = NULL;
-      int r = parse_job (s, j, ev, &why);
-      if (r > 0)
-        return 1;
-      if (r < 0)
-        {
-          fprintf (stderr, "airlock: session %s, job %u: %s\n", s->session, j->id, why);
-          j->eof = true;
-          j->raw.off = j->raw.len;
-          j->lead.off = j->lead.len;
-        }
-      if (!j->eof)
-        {
-          uint8_t chunk[READ_CHUNK];
-          ssize_t n = recv (j->fd, chunk, sizeof chunk, MSG_DONTWAIT);
-          if (n < 0 && errno == EINTR)
-            continue;
-          if (n < 0 && errno == EAGAIN)
-            return 0;
-          if (n > 0 && buf_add (&j->raw, chunk, (size_t) n))
-            continue;
-          j->eof = true;
-          continue; /* what is buffered still counts */
-        }
-      /* End of the stream. */
-      if (!j->exited)
-        {
-          exit_from_inspect (s, j, ev);
-          return 1; /* freed at the next call */
-        }
-      free_job (s, j);
-      return 0;
-    }
-}
+/* ---- the supervisor's socket ---- */
 
+/* The control directory, as the container sees it at SUP_CONTAINER_DIR:
+ * a real directory of ours (docker_container_plan made it). */
 static int
-docker_next_event (struct backend_session *s, struct backend_event *ev,
-                   char **err)
+open_control_dir (struct backend_session *s, char **err)
 {
-  if (s->lost)
+  struct stat st;
+  s->dir_fd = open (s->c.control_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (s->dir_fd < 0 || fstat (s->dir_fd, &st) < 0 || st.st_uid != getuid ())
     {
-      *err = xprintf ("%s", s->lost_why);
+      *err = xprintf ("cannot use the session's directory %s: %s", s->c.control_dir,
+                      s->dir_fd < 0 ? strerror (errno) : "not ours");
       return -1;
-    }
-  uint64_t v;
-  if (read (s->wake, &v, sizeof v) < 0 && errno != EAGAIN)
-    return 0;
-  for (struct djob *j = s->jobs, *next; j; j = next)
-    {
-      next = j->next;
-      if (j->id == INTERNAL_JOB)
-        continue;
-      if (job_next (s, j, ev))
-        return 1;
     }
   return 0;
 }
 
-/* Run one command to its end, ignoring its output (the bootstrap replay). */
+/* Listen at the socket the container's supervisor connects to.  Bound
+ * through /proc/self/fd: the runtime directory's path may be longer than
+ * a socket address holds.  Mode 0666 (the directory 0711): the container
+ * may run as another uid; the runtime directory keeps the host's other
+ * users out, the peer check the container's other processes. */
 static int
-run_internal (struct backend_session *s, char **argv, char **envp,
-              const char *script, size_t script_len, char **err)
+listen_open (struct backend_session *s, char **err)
 {
-  struct backend_spawn sp = { .job = INTERNAL_JOB, .argv = (const char *const *) argv,
-                              .envp = (const char *const *) envp, .cwd = "/",
-                              .script = script, .script_len = script_len };
-  long status;
-  struct djob *j = start_job (s, &sp, &status, err);
-  if (!j)
+  if (s->listen_fd >= 0)
+    return 0;
+  unlinkat (s->dir_fd, SOCKET_NAME, 0);
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  snprintf (sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/%s", s->dir_fd, SOCKET_NAME);
+  int fd = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0 || bind (fd, (struct sockaddr *) &sa, sizeof sa) < 0
+      || fchmodat (s->dir_fd, SOCKET_NAME, 0666, 0) < 0 || listen (fd, 8) < 0)
+    {
+      *err = xprintf ("cannot listen for the supervisor in %s: %s", s->c.control_dir,
+                      strerror (errno));
+      if (fd >= 0)
+        close (fd);
+      return -1;
+    }
+  s->listen_fd = fd;
+  return 0;
+}
+
+static void
+listen_close (struct backend_session *s)
+{
+  if (s->listen_fd < 0)
+    return;
+  close (s->listen_fd);
+  s->listen_fd = -1;
+  unlinkat (s->dir_fd, SOCKET_NAME, 0);
+}
+
+/* Wait for the container's pid 1 to connect; anything else that connects
+ * meanwhile is turned away.  0, or -1 with *err. */
+static int
+accept_supervisor (struct backend_session *s, char **err)
+{
+  long long now = now_ms (), until = now + SETUP_TIMEOUT_MS, check_at = now + 1000;
+  for (;;)
+    {
+      int fd = accept4 (s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+      if (fd >= 0)
+        {
+          struct ucred cred;
+          socklen_t len = sizeof cred;
+          long pid = 0;
+          char *fate = container_fate_of (s, NULL, &pid);
+          free (fate);
+          if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && pid > 0
+              && cred.pid == pid)
+            {
+              struct epoll_event e = { .events = EPOLLIN, .data.fd = fd };
+              epoll_ctl (s->ep, EPOLL_CTL_ADD, fd, &e);
+              s->sup.fd = fd;
+              s->sup_pid = pid;
+              return 0;
+            }
+          fprintf (stderr, "airlock: session %s: a connection from pid %ld, not the "
+                   "container's pid 1 (%ld), turned away\n", s->session,
+                   (long) cred.pid, pid);
+          close (fd);
+          continue;
+        }
+      if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+        {
+          *err = xprintf ("cannot accept the supervisor's connection: %s", strerror (errno));
+          return -1;
+        }
+      now = now_ms ();
+      if (now >= until)
+        {
+          *err = xprintf ("the supervisor of container %s did not connect within %d s",
+                          s->c.name, SETUP_TIMEOUT_MS / 1000);
+          return -1;
+        }
+      if (now >= check_at)
+        {
+          char *fate = container_fate (s);
+          if (fate)
+            {
+              *err = xprintf ("the container's supervisor did not start: %s", fate);
+              free (fate);
+              return -1;
+            }
+          check_at = now_ms () + 1000;
+        }
+      struct pollfd p = { .fd = s->listen_fd, .events = POLLIN };
+      poll (&p, 1, (int) ((check_at < until ? check_at : until) - now));
+    }
+}
+
+static void
+hang_up (struct backend_session *s)
+{
+  if (s->sup.fd < 0)
+    return;
+  epoll_ctl (s->ep, EPOLL_CTL_DEL, s->sup.fd, NULL);
+  close (s->sup.fd); /* the supervisor kills what it ran for us */
+  s->sup.fd = -1;
+}
+
+/* The supervisor's connection ended (why): its running jobs end as lost,
+ * with what became of the container. */
+static void
+disconnect (struct backend_session *s, const char *why)
+{
+  hang_up (s);
+  if (s->n_live == 0)
+    return;
+  /* The engine may not have noticed yet that pid 1 is gone: a moment. */
+  long status, pid;
+  char *fate = NULL;
+  for (int i = 0;; i++)
+    {
+      free (fate);
+      fate = container_fate_of (s, &status, &pid);
+      if (fate || pid != s->sup_pid || i == 10)
+        break;
+      poll (NULL, 0, 100);
+    }
+  const char *sock = docker_engine_socket (s->c.eng);
+  free (s->orphan_why);
+  if (status < 0)
+    s->orphan_why = xprintf ("the Docker engine went away while the command ran "
+                             "(dockerd at %s stopped or restarted?): %s", sock, fate);
+  else if (fate)
+    s->orphan_why = xprintf ("the command did not end by itself: %s", fate);
+  else if (pid != s->sup_pid)
+    s->orphan_why = xprintf ("the command did not end by itself: container %s was "
+                             "restarted (docker restart?), which ends every process "
+                             "in it", s->c.name);
+  else
+    s->orphan_why = xprintf ("the job was lost: %s (container %s)", why, s->c.name);
+  free (fate);
+  size_t room = sizeof s->orphans / sizeof *s->orphans - s->n_orphans;
+  size_t n = s->n_live < room ? s->n_live : room;
+  memcpy (s->orphans + s->n_orphans, s->live, n * sizeof *s->live);
+  s->n_orphans += n;
+  s->n_live = 0;
+  wake_up (s);
+}
+
+/* Run the bootstrap to its end, ignoring its output. */
+static int
+replay_bootstrap (struct backend_session *s, char **err)
+{
+  struct backend_spawn sp = { .job = INTERNAL_JOB,
+                              .argv = (const char *const *) s->boot_argv,
+                              .envp = (const char *const *) s->boot_env, .cwd = "/",
+                              .script = s->boot_script, .script_len = s->boot_script_len };
+  if (sup_client_spawn (&s->sup, &sp, err) < 0)
     return -1;
   long long until = now_ms () + BOOTSTRAP_REPLAY_MS;
   for (;;)
     {
       struct backend_event ev;
-      if (job_next (s, j, &ev))
+      const char *why;
+      int r = sup_client_next_event (&s->sup, &ev, &why);
+      if (r < 0)
         {
-          if (ev.type == BACKEND_EXITED || ev.type == BACKEND_ERROR)
-            {
-              int code = ev.type == BACKEND_EXITED && !ev.exit_code && !ev.signal ? 0 : -1;
-              if (code < 0)
-                *err = xprintf ("the session's shell could not start again in "
-                                "the new container");
-              free_job (s, j);
-              return code;
-            }
-          continue;
+          *err = xprintf ("the session's shell could not start again: %s", why);
+          return -1;
         }
+      if (r == 1 && ev.job == INTERNAL_JOB
+          && (ev.type == BACKEND_EXITED || ev.type == BACKEND_ERROR))
+        {
+          if (ev.type == BACKEND_EXITED && !ev.exit_code && !ev.signal)
+            return 0;
+          *err = xprintf ("the session's shell could not start again in the container");
+          return -1;
+        }
+      if (r == 1)
+        continue;
       long long left = until - now_ms ();
-      struct pollfd p = { .fd = j->fd,
-                          .events = POLLIN | (buf_size (&j->out) ? POLLOUT : 0) };
+      struct pollfd p = { .fd = s->sup.fd, .events = POLLIN };
       if (left <= 0 || poll (&p, 1, (int) left) == 0)
         {
-          *err = xprintf ("the session's shell did not start again within 30 s");
-          free_job (s, j);
+          *err = xprintf ("the session's shell did not start again within %d s",
+                          BOOTSTRAP_REPLAY_MS / 1000);
           return -1;
         }
     }
 }
 
-/* The container vanished between commands: one new one, same request. */
+/* A new container, same request; its supervisor connected. */
 static int
 recreate (struct backend_session *s, char **err)
 {
-  fprintf (stderr, "airlock: session %s: container %s vanished; creating it again\n",
-           s->session, s->c.name);
-  for (struct djob *j = s->jobs, *next; j; j = next)
-    {
-      next = j->next;
-      free_job (s, j); /* their processes went with the container */
-    }
+  fprintf (stderr, "airlock: session %s: container %s is gone or stopped; creating "
+           "it again\n", s->session, s->c.name);
   docker_container_remove (&s->c); /* a stopped one; a gone one is a no-op */
-  if (docker_container_create (&s->c, err) < 0)
-    return -1;
-  if (s->boot_argv
-      && run_internal (s, s->boot_argv, s->boot_env, s->boot_script,
-                       s->boot_script_len, err) < 0)
-    return -1;
+  int rc = listen_open (s, err) == 0 && docker_container_create (&s->c, err) == 0
+               ? accept_supervisor (s, err) : -1;
+  listen_close (s);
+  return rc;
+}
+
+/* Not connected: the container stopped, vanished or restarted since (or
+ * its supervisor broke the protocol).  Connect to a running container's
+ * supervisor again, else make the container anew, once; then replay the
+ * bootstrap.  *note says what happened, for the command's stderr. */
+static int
+reconnect (struct backend_session *s, char **note, char **err)
+{
+  long status, pid;
+  char *fate = container_fate_of (s, &status, &pid);
+  if (status < 0)
+    {
+      *err = xprintf ("the container of session %s cannot be reached: %s", s->session, fate);
+      free (fate);
+      return -1;
+    }
+  int rc = -1;
+  bool restarted = false;
+  if (!fate)
+    {
+      /* Running: its supervisor (a new one after a restart) connects
+       * again as soon as we listen. */
+      restarted = pid != s->sup_pid;
+      rc = listen_open (s, err) == 0 ? accept_supervisor (s, err) : -1;
+      listen_close (s);
+      if (rc < 0)
+        {
+          fprintf (stderr, "airlock: session %s: %s\n", s->session, *err);
+          free (*err);
+          *err = NULL;
+          fate = xprintf ("its supervisor did not connect again");
+        }
+    }
+  if (rc < 0)
+    rc = recreate (s, err);
+  if (rc == 0 && s->boot_argv)
+    rc = replay_bootstrap (s, err);
+  if (rc < 0)
+    {
+      char *why = *err;
+      *err = xprintf ("the container of session %s %s and could not be made to work "
+                      "again: %s%s%s", s->session, status == 404 ? "vanished" : "stopped",
+                      why ? why : "?", fate ? "; before: " : "", fate ? fate : "");
+      free (why);
+      free (fate);
+      hang_up (s);
+      return -1;
+    }
+  if (!fate)
+    *note = xprintf ("airlock: the container of session %s %s; its processes and the "
+                     "files of its tmpfs mounts (/tmp, /var/tmp, /run) are gone\n", s->session,
+                     restarted ? "had been restarted" : "lost its supervisor's connection");
+  else
+    *note = xprintf ("airlock: the container of session %s had %s%s%s%s; a new one "
+                     "was created (files and processes of the old one are gone)\n",
+                     s->session, status == 404 ? "vanished" : "stopped",
+                     status != 404 ? " (" : "", status != 404 ? fate : "",
+                     status != 404 ? ")" : "");
+  free (fate);
   return 0;
 }
+
+/* ---- the backend's operations ---- */
 
 static int
 docker_spawn (struct backend_session *s, const struct backend_spawn *sp,
               char **err)
 {
-  if (s->lost)
+  if (s->n_live >= SUP_MAX_JOBS)
     {
-      *err = xprintf ("%s", s->lost_why);
+      *err = xprintf ("too many jobs (%d)", SUP_MAX_JOBS);
       return -1;
     }
-  if (find_job (s, sp->job))
-    {
-      *err = xprintf ("job %u already exists", sp->job);
-      return -1;
-    }
-  long status = 0;
-  struct djob *j = start_job (s, sp, &status, err);
   char *note = NULL;
-  if (!j && (status == 404 || status == 409))
+  if (s->sup.fd < 0 && reconnect (s, &note, err) < 0)
+    return -1;
+  int rc = sup_client_spawn (&s->sup, sp, err);
+  if ((rc == -EPIPE || rc == -ECONNRESET) && !note)
     {
-      /* Gone or stopped: recreated once, and the result says so, with
-       * what became of the old one. */
+      /* It went just now, before we read its end: once more, in a
+       * container that works. */
       free (*err);
       *err = NULL;
-      char *fate = container_fate (s);
-      if (recreate (s, err) < 0)
-        {
-          char *why = *err;
-          *err = xprintf ("the container of session %s vanished and could not "
-                          "be created again: %s%s%s", s->session, why ? why : "?",
-                          fate ? "; before: " : "", fate ? fate : "");
-          free (why);
-          free (fate);
-          return -1;
-        }
-      bool why = fate && status != 404;
-      note = xprintf ("airlock: the container of session %s had %s%s%s%s; a new "
-                      "one was created (files and processes of the old one are "
-                      "gone)\n", s->session, status == 404 ? "vanished" : "stopped",
-                      why ? " (" : "", why ? fate : "", why ? ")" : "");
-      free (fate);
-      j = start_job (s, sp, &status, err);
+      disconnect (s, "the container's supervisor exited");
+      if (reconnect (s, &note, err) < 0)
+        return -1;
+      rc = sup_client_spawn (&s->sup, sp, err);
     }
-  if (!j)
+  if (rc < 0)
     {
       free (note);
       return -1;
     }
-  j->note = note;
+  s->live[s->n_live++] = sp->job;
   if (note)
     {
-      uint64_t one = 1;
-      if (write (s->wake, &one, sizeof one) < 0)
-        {
-          /* the eventfd cannot overflow at 1 */
-        }
+      free (s->note);
+      s->note = note;
+      s->note_job = sp->job;
+      wake_up (s);
     }
   if (!s->boot_argv)
     {
@@ -759,30 +555,63 @@ static int
 docker_write_stdin (struct backend_session *s, uint32_t job, const void *data,
                     size_t n, bool eof)
 {
-  struct djob *j = find_job (s, job);
-  if (!j || j->fd < 0)
+  if (s->sup.fd < 0)
     return -ESRCH;
-  const uint8_t *p = data;
-  while (n > 0)
-    {
-      size_t chunk = n > XL_MAX_PAYLOAD ? XL_MAX_PAYLOAD : n;
-      int rc = queue_frame (s, j, XL_STDIN, p, chunk);
-      if (rc < 0)
-        return rc;
-      p += chunk;
-      n -= chunk;
-    }
-  return eof ? queue_frame (s, j, XL_STDIN_EOF, NULL, 0) : 0;
+  return sup_client_write_stdin (&s->sup, job, data, n, eof);
 }
 
 static int
 docker_signal (struct backend_session *s, uint32_t job, int sig)
 {
-  struct djob *j = find_job (s, job);
-  if (!j || j->fd < 0)
+  if (s->sup.fd < 0)
     return -ESRCH;
-  uint8_t b = (uint8_t) sig;
-  return queue_frame (s, j, XL_SIGNAL, &b, 1);
+  return sup_client_signal (&s->sup, job, sig);
+}
+
+static int
+docker_next_event (struct backend_session *s, struct backend_event *ev,
+                   char **err)
+{
+  (void) err; /* never lost as a whole: the next command recreates */
+  uint64_t v;
+  if (read (s->wake, &v, sizeof v) < 0 && errno != EAGAIN)
+    return 0;
+  for (;;)
+    {
+      if (s->note)
+        {
+          free (s->said);
+          s->said = s->note;
+          s->note = NULL;
+          *ev = (struct backend_event){ .type = BACKEND_OUTPUT, .job = s->note_job,
+                                        .stream = 2, .data = (const uint8_t *) s->said,
+                                        .len = strlen (s->said) };
+          return 1;
+        }
+      if (s->n_orphans)
+        {
+          *ev = (struct backend_event){ .type = BACKEND_ERROR,
+                                        .job = s->orphans[--s->n_orphans],
+                                        .message = s->orphan_why };
+          fprintf (stderr, "airlock: session %s, job %u: %s\n", s->session, ev->job,
+                   s->orphan_why);
+          return 1;
+        }
+      if (s->sup.fd < 0)
+        return 0;
+      const char *why;
+      int r = sup_client_next_event (&s->sup, ev, &why);
+      if (r < 0)
+        {
+          disconnect (s, why);
+          continue;
+        }
+      if (r != 1)
+        return 0;
+      if (ev->type == BACKEND_EXITED || (ev->type == BACKEND_ERROR && ev->job))
+        forget_job (s, ev->job);
+      return 1;
+    }
 }
 
 static int
@@ -884,10 +713,17 @@ docker_close (struct backend_session *s)
 {
   if (s->oom_fd >= 0)
     close (s->oom_fd);
-  while (s->jobs)
-    free_job (s, s->jobs);
+  hang_up (s);
   if (s->c.id)
     docker_container_remove (&s->c);
+  if (s->dir_fd >= 0)
+    {
+      listen_close (s);
+      unlinkat (s->dir_fd, SOCKET_NAME, 0);
+      close (s->dir_fd);
+      if (s->c.control_dir)
+        rmdir (s->c.control_dir);
+    }
   docker_container_clear (&s->c);
   if (s->ep >= 0)
     close (s->ep);
@@ -896,8 +732,9 @@ docker_close (struct backend_session *s)
   free_strv (s->boot_argv);
   free_strv (s->boot_env);
   free (s->boot_script);
-  free (s->ev);
-  free (s->lost_why);
+  free (s->orphan_why);
+  free (s->note);
+  free (s->said);
   free (s->session);
   free (s);
 }
@@ -946,17 +783,27 @@ docker_session_open (const struct docker_session_options *o, char **cwd,
       return NULL;
     }
   s->oom_fd = -1;
+  s->dir_fd = s->listen_fd = s->sup.fd = -1;
   s->ep = epoll_create1 (EPOLL_CLOEXEC);
   s->wake = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
-  struct epoll_event e = { .events = EPOLLIN, .data.ptr = NULL };
+  struct epoll_event e = { .events = EPOLLIN, .data.fd = s->wake };
+  bool up = false;
   if (s->ep < 0 || s->wake < 0 || epoll_ctl (s->ep, EPOLL_CTL_ADD, s->wake, &e) < 0)
     *err = xprintf ("epoll: %s", strerror (errno));
-  else if (docker_container_plan (&s->c, o, err) == 0)
-    docker_container_up (&s->c, err);
+  else if (docker_container_plan (&s->c, o, err) == 0 && open_control_dir (s, err) == 0
+           && listen_open (s, err) == 0 && docker_container_up (&s->c, err) == 0)
+    {
+      up = true;
+      accept_supervisor (s, err);
+    }
+  listen_close (s);
   if (*err)
     {
-      free (s->c.id); /* up() removed what it made: nothing to remove */
-      s->c.id = NULL;
+      if (!up)
+        {
+          free (s->c.id); /* up() removed what it made: nothing to remove */
+          s->c.id = NULL;
+        }
       docker_close (s);
       return NULL;
     }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Sessions of the docker backend: one hardened container of the local
- * Docker Engine per session, commands through the exec API (see
- * docker_session.c). */
+ * Docker Engine per session, whose pid 1 is airlock-supervisor; commands
+ * are its jobs, as in a local session (see docker_session.c). */
 #ifndef AIRLOCK_BACKENDS_DOCKER_SESSION_H
 #define AIRLOCK_BACKENDS_DOCKER_SESSION_H
 

@@ -2,10 +2,8 @@
 /* The local backend's sessions: one sandbox built by airlock-helper whose
  * pid 1 is airlock-supervisor, kept alive between commands.  The broker
  * talks to the helper on one socket (setup and the sandbox's end) and to
- * the supervisor on another (jobs and their streams).  Everything the
- * supervisor sends is untrusted: code in the sandbox runs as the same uid
- * and could forge it; it is decoded strictly and only ever describes the
- * sandbox's own jobs. */
+ * the supervisor on another (jobs and their streams, supervisor_client.c,
+ * shared with the docker backend). */
 #define _GNU_SOURCE
 #include "local_session.h"
 
@@ -22,7 +20,7 @@
 #include <unistd.h>
 
 #include "local.h"
-#include "supervisor_protocol.h"
+#include "supervisor_client.h"
 #include "cgroup_oom.h"
 #include "posture.h"
 #include "xprintf.h"
@@ -38,29 +36,15 @@
 struct backend_session {
   pid_t helper;
   int helper_fd;     /* reports of the helper */
-  int sup_fd;        /* the supervisor */
   uint32_t sandbox_pid;
   uint32_t privilege, limits; /* of the helper's STARTED report */
   int oom_fd;        /* the sandbox's memory cgroup's OOM count, or -1 */
   bool lost;
   char lost_why[256];
   struct local_session_options opts;
-  struct al_writer w;
-  uint8_t buf[AL_MAX_MESSAGE];
-  struct sup_msg msg;
+  struct sup_client sup; /* sup.fd: the supervisor */
   struct al_message report;
 };
-
-static int
-send_w (struct backend_session *s)
-{
-  size_t n = al_finish (&s->w);
-  if (n == 0)
-    return -EMSGSIZE;
-  if (send (s->sup_fd, s->w.buf, n, MSG_NOSIGNAL) != (ssize_t) n)
-    return -errno;
-  return 0;
-}
 
 /* Wait for the helper's first report: started, or why not. */
 static int
@@ -73,9 +57,9 @@ await_start (struct backend_session *s, char **err)
       *err = xprintf ("the sandbox did not start within %d s", SETUP_TIMEOUT_MS / 1000);
       return -1;
     }
-  ssize_t n = recv (s->helper_fd, s->buf, sizeof s->buf, 0);
+  ssize_t n = recv (s->helper_fd, s->sup.buf, sizeof s->sup.buf, 0);
   const char *why = "the helper exited without a report";
-  if (n > 0 && al_decode (s->buf, (size_t) n, &s->report, &why) == 0
+  if (n > 0 && al_decode (s->sup.buf, (size_t) n, &s->report, &why) == 0
       && s->report.type == AL_MSG_REPORT)
     {
       struct al_report *rep = &s->report.u.report;
@@ -109,13 +93,12 @@ local_health (struct backend_session *s, char **err)
       *err = xprintf ("session lost: %s", s->lost_why);
       return -1;
     }
-  sup_begin (&s->w, SUP_PING);
-  if (send_w (s) < 0)
+  if (sup_client_ping (&s->sup) < 0)
     {
       *err = xprintf ("the supervisor is gone");
       return -1;
     }
-  struct pollfd p[2] = { { .fd = s->sup_fd, .events = POLLIN },
+  struct pollfd p[2] = { { .fd = s->sup.fd, .events = POLLIN },
                          { .fd = s->helper_fd, .events = POLLIN } };
   for (;;)
     {
@@ -133,84 +116,43 @@ local_health (struct backend_session *s, char **err)
           *err = why;
           return -1;
         }
-      ssize_t n = recv (s->sup_fd, s->buf, sizeof s->buf, 0);
+      struct backend_event ev;
       const char *why;
-      if (n <= 0 || sup_decode (s->buf, (size_t) n, &s->msg, &why) < 0)
+      int r = sup_client_next_event (&s->sup, &ev, &why);
+      if (r < 0)
         {
           *err = xprintf ("the supervisor does not answer properly");
           return -1;
         }
-      if (s->msg.type == SUP_PONG)
+      if (r == SUP_CLIENT_PONG)
         return 0;
     }
-}
-
-/* Data for one of a job's input pipes (SUP_STDIN or SUP_SCRIPT), in
- * messages of at most SUP_MAX_DATA bytes. */
-static int
-send_chunks (struct backend_session *s, enum sup_msg_type type, uint32_t job,
-             const void *data, size_t n, bool eof)
-{
-  const uint8_t *p = data;
-  do
-    {
-      size_t chunk = n > SUP_MAX_DATA ? SUP_MAX_DATA : n;
-      sup_begin (&s->w, type);
-      sup_put_u32 (&s->w, SUP_F_JOB, job);
-      sup_put_bytes (&s->w, SUP_F_DATA, p, chunk);
-      sup_put_u32 (&s->w, SUP_F_EOF, eof && chunk == n);
-      int rc = send_w (s);
-      if (rc < 0)
-        return rc;
-      p += chunk;
-      n -= chunk;
-    }
-  while (n > 0);
-  return 0;
 }
 
 static int
 local_spawn (struct backend_session *s, const struct backend_spawn *sp,
              char **err)
 {
-  sup_begin (&s->w, SUP_SPAWN);
-  sup_put_u32 (&s->w, SUP_F_JOB, sp->job);
-  for (const char *const *a = sp->argv; *a; a++)
-    sup_put_str (&s->w, SUP_F_ARGV, *a);
-  for (const char *const *e = sp->envp; e && *e; e++)
-    sup_put_str (&s->w, SUP_F_ENV, *e);
-  sup_put_str (&s->w, SUP_F_CWD, sp->cwd);
-  sup_put_u32 (&s->w, SUP_F_STDIN, sp->stdin_pipe);
-  sup_put_u32 (&s->w, SUP_F_SCRIPT, sp->script != NULL);
-  int rc = send_w (s);
-  /* The script follows on its own pipe (backend.h): never in argv. */
-  if (rc == 0 && sp->script)
-    rc = send_chunks (s, SUP_SCRIPT, sp->job, sp->script, sp->script_len, true);
-  if (rc < 0)
-    *err = xprintf ("cannot start the command: %s", strerror (-rc));
-  return rc;
+  return sup_client_spawn (&s->sup, sp, err);
 }
 
 static int
 local_write_stdin (struct backend_session *s, uint32_t job, const void *data,
                    size_t n, bool eof)
 {
-  return send_chunks (s, SUP_STDIN, job, data, n, eof);
+  return sup_client_write_stdin (&s->sup, job, data, n, eof);
 }
 
 static int
 local_signal (struct backend_session *s, uint32_t job, int sig)
 {
-  sup_begin (&s->w, SUP_SIGNAL);
-  sup_put_u32 (&s->w, SUP_F_JOB, job);
-  sup_put_u32 (&s->w, SUP_F_SIGNAL, (uint32_t) sig);
-  return send_w (s);
+  return sup_client_signal (&s->sup, job, sig);
 }
 
 static int
 local_event_fd (struct backend_session *s)
 {
-  return s->sup_fd;
+  return s->sup.fd;
 }
 
 static int
@@ -229,42 +171,11 @@ local_next_event (struct backend_session *s, struct backend_event *ev,
 {
   if (s->lost)
     return lose (s, err, s->lost_why);
-  ssize_t n = recv (s->sup_fd, s->buf, sizeof s->buf, MSG_DONTWAIT | MSG_TRUNC);
-  if (n < 0 && (errno == EAGAIN || errno == EINTR))
-    return 0;
-  if (n <= 0)
-    return lose (s, err, "the sandbox's supervisor exited");
   const char *why;
-  if ((size_t) n > sizeof s->buf || sup_decode (s->buf, (size_t) n, &s->msg, &why) < 0)
-    return lose (s, err, "the supervisor sent a malformed message");
-  struct sup_msg *m = &s->msg;
-  *ev = (struct backend_event){ .job = m->job };
-  switch (m->type)
-    {
-    case SUP_STARTED:
-      ev->type = BACKEND_STARTED;
-      ev->pid = m->pid;
-      return 1;
-    case SUP_OUTPUT:
-      ev->type = BACKEND_OUTPUT;
-      ev->stream = (int) m->stream;
-      ev->data = m->data;
-      ev->len = m->data_len;
-      return 1;
-    case SUP_EXITED:
-      ev->type = BACKEND_EXITED;
-      ev->exit_code = (int) m->exit_code;
-      ev->signal = SUP_HAS (m, SUP_F_SIGNAL) ? (int) m->signal : 0;
-      return 1;
-    case SUP_ERROR:
-      ev->type = BACKEND_ERROR;
-      ev->message = m->message;
-      return 1;
-    case SUP_PONG:
-      return 0;
-    default:
-      return lose (s, err, "the supervisor sent a request");
-    }
+  int r = sup_client_next_event (&s->sup, ev, &why);
+  if (r < 0)
+    return lose (s, err, why);
+  return r == 1;
 }
 
 static void
@@ -283,7 +194,7 @@ local_close (struct backend_session *s)
   /* End of file on its socket makes the supervisor, pid 1, exit; the
    * kernel then kills every process in the sandbox, and the helper
    * reports and exits. */
-  close (s->sup_fd);
+  close (s->sup.fd);
   struct pollfd p = { .fd = s->helper_fd, .events = POLLIN };
   if (poll (&p, 1, 5000) <= 0)
     kill (s->helper, SIGKILL);
@@ -398,9 +309,9 @@ local_session_open (const struct local_session_options *o, char **err)
   close (sc[1]);
   close (null);
   s->helper_fd = hc[0];
-  s->sup_fd = sc[0];
-  if (s->helper < 0 || !local_build_request (r, &s->w)
-      || send (s->helper_fd, s->w.buf, s->w.len, MSG_NOSIGNAL) != (ssize_t) s->w.len
+  s->sup.fd = sc[0];
+  if (s->helper < 0 || !local_build_request (r, &s->sup.w)
+      || send (s->helper_fd, s->sup.w.buf, s->sup.w.len, MSG_NOSIGNAL) != (ssize_t) s->sup.w.len
       || await_start (s, err) < 0 || local_health (s, err) < 0)
     {
       if (!*err)

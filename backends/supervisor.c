@@ -18,6 +18,13 @@
  * (process_tree_kill_orphans).  The job then ends with an error naming the
  * cause, never with an exit code of the leader's.
  *
+ * In a docker session it is the container's pid 1 (EXEC_INIT_FLAG): there
+ * is no helper to hand it a socket, so it connects to the broker's, in a
+ * directory bind-mounted read-only at SUP_CONTAINER_DIR, and serves the
+ * same protocol on it.  The container outlives a broker that goes away
+ * (a new daemon reuses it): then every job is killed with its tree, as a
+ * local sandbox's end would, and it waits for the next broker.
+ *
  * Built static: in a --rootfs sandbox there may be no libc to load. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,6 +38,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +50,7 @@
 
 #define CONTROL_FD 0
 #define DRAIN_IDLE_MS 200          /* after exit, output that pauses this long is done */
+#define CONNECT_RETRY_MS 1000      /* at most, a container's pid 1 waiting for its broker */
 
 struct job {
   uint32_t id;    /* 0: free slot */
@@ -57,6 +66,8 @@ struct job {
 
 static struct job jobs[SUP_MAX_JOBS];
 static struct al_writer out_msg;
+static bool container_init; /* pid 1 of a docker container (see above) */
+static bool broker_gone;    /* container_init: CONTROL_FD's broker left */
 
 static long long
 now_ms (void)
@@ -70,8 +81,15 @@ static void
 send_msg (void)
 {
   size_t n = al_finish (&out_msg);
-  if (n && send (CONTROL_FD, out_msg.buf, n, MSG_NOSIGNAL) < 0 && errno == EPIPE)
-    _exit (0); /* the broker is gone: leaving ends the whole sandbox */
+  if (broker_gone)
+    return;
+  if (n && send (CONTROL_FD, out_msg.buf, n, MSG_NOSIGNAL) < 0
+      && (errno == EPIPE || errno == ECONNRESET))
+    {
+      if (!container_init)
+        _exit (0); /* the broker is gone: leaving ends the whole sandbox */
+      broker_gone = true;
+    }
 }
 
 static void
@@ -412,18 +430,115 @@ reap_and_sweep (void)
   reap ();
 }
 
+/* ---- a docker container's pid 1 ---- */
+
+/* The broker went away: what it ran goes, as with a local sandbox's end
+ * (a dead daemon's jobs must not outlive it), and the container is clean
+ * for the next one. */
+static void
+drop_jobs (void)
+{
+  for (size_t i = 0; i < SUP_MAX_JOBS; i++)
+    {
+      struct job *j = &jobs[i];
+      if (!j->id)
+        continue;
+      close_fd (&j->out_fd);
+      close_fd (&j->err_fd);
+      close_fd (&j->meta_fd);
+      close_fd (&j->ctl_fd);
+      close_fd (&j->status_fd);
+      stdin_feed_close (&j->in);
+      stdin_feed_close (&j->script);
+      *j = (struct job){ .id = 0 };
+    }
+  process_tree_kill_orphans (NULL, 0); /* every leader and its tree */
+  while (waitpid (-1, NULL, WNOHANG) > 0)
+    ;
+}
+
+/* A connection to the broker's socket, made by the broker: its listener
+ * is outside our pid namespace (SO_PEERCRED shows pid 0).  A listener of
+ * something in the container (it cannot be at our path, a read-only
+ * mount, but should it be) is refused.  -1 when none is there yet. */
+static int
+connect_broker (void)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = SUP_CONTAINER_SOCKET };
+  int fd = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  struct ucred cred;
+  socklen_t len = sizeof cred;
+  if (fd < 0 || connect (fd, (struct sockaddr *) &sa, sizeof sa) < 0
+      || getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.pid != 0
+      || fcntl (fd, F_SETFL, 0) < 0 || dup2 (fd, CONTROL_FD) < 0)
+    {
+      if (fd >= 0)
+        close (fd);
+      return -1;
+    }
+  close (fd);
+  broker_gone = false;
+  return 0;
+}
+
+/* A command in a container gets the container's environment (the image's
+ * and docker.env, as the engine gave it to us, its pid 1) beneath the
+ * session's, as an engine exec would. */
+static void
+with_container_env (struct sup_msg *m)
+{
+  extern char **environ;
+  for (char **e = environ; *e && m->envc < SUP_MAX_ENV; e++)
+    {
+      size_t n = strcspn (*e, "=");
+      bool set = false;
+      for (uint32_t i = 0; i < m->envc && !set; i++)
+        set = !strncmp (m->envp[i], *e, n) && m->envp[i][n] == '=';
+      if (!set)
+        m->envp[m->envc++] = *e;
+    }
+  m->envp[m->envc] = NULL;
+}
+
+/* Until a broker connects (at start it is there; after it left, the next
+ * one may take long: tried less and less often), the orphans of what ran
+ * are still swept, and SIGTERM (docker stop) still ends the container. */
+static void
+await_broker (int sfd)
+{
+  for (int wait_ms = 10; connect_broker () < 0;
+       wait_ms = wait_ms * 2 < CONNECT_RETRY_MS ? wait_ms * 2 : CONNECT_RETRY_MS)
+    {
+      struct pollfd p = { .fd = sfd, .events = POLLIN };
+      if (poll (&p, 1, wait_ms) > 0)
+        {
+          struct signalfd_siginfo si;
+          while (read (sfd, &si, sizeof si) > 0)
+            if (si.ssi_signo != SIGCHLD)
+              _exit (0);
+          reap_and_sweep ();
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
   /* The docker backend runs each command through us (see exec_leader.c). */
   if (argc > 1 && !strcmp (argv[1], EXEC_LEADER_FLAG))
     return exec_leader_main (argc - 1, argv + 1);
-  if (argc > 1 && !strcmp (argv[1], EXEC_INIT_FLAG))
-    return exec_leader_init ();
+  container_init = argc > 1 && !strcmp (argv[1], EXEC_INIT_FLAG);
+  if (container_init && getpid () != 1)
+    {
+      fprintf (stderr, "airlock-supervisor " EXEC_INIT_FLAG ": the pid 1 of "
+               "airlock's docker containers, not run by hand\n");
+      return 2;
+    }
   int type = 0;
   socklen_t len = sizeof type;
-  if (getsockopt (CONTROL_FD, SOL_SOCKET, SO_TYPE, &type, &len) < 0
-      || type != SOCK_SEQPACKET)
+  if (!container_init
+      && (getsockopt (CONTROL_FD, SOL_SOCKET, SO_TYPE, &type, &len) < 0
+          || type != SOCK_SEQPACKET))
     {
       fprintf (stderr, "airlock-supervisor: fd 0 must be the broker's "
                "seqpacket socket; it is started by airlock, not by hand\n");
@@ -436,13 +551,27 @@ main (int argc, char **argv)
   sigset_t chld;
   sigemptyset (&chld);
   sigaddset (&chld, SIGCHLD);
+  if (container_init)
+    {
+      /* As pid 1 we get only the signals we handle: SIGTERM (docker stop)
+       * ends the container at once. */
+      sigaddset (&chld, SIGTERM);
+      sigaddset (&chld, SIGINT);
+    }
   sigprocmask (SIG_BLOCK, &chld, NULL);
   int sfd = signalfd (-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   static uint8_t buf[AL_MAX_MESSAGE];
   static struct sup_msg msg;
+  if (container_init)
+    await_broker (sfd);
 
   for (;;)
     {
+      if (broker_gone)
+        {
+          drop_jobs ();
+          await_broker (sfd);
+        }
       struct pollfd p[2 + 6 * SUP_MAX_JOBS];
       struct job *owner[2 + 6 * SUP_MAX_JOBS];
       size_t n = 0;
@@ -481,19 +610,29 @@ main (int argc, char **argv)
           if (p[i].fd == CONTROL_FD)
             {
               ssize_t r = recv (CONTROL_FD, buf, sizeof buf, MSG_TRUNC);
-              if (r <= 0)
+              if (r <= 0 && !container_init)
                 return 0; /* the broker closed the session */
+              if (r <= 0)
+                {
+                  broker_gone = true;
+                  break;
+                }
               const char *why;
               if ((size_t) r > sizeof buf || sup_decode (buf, (size_t) r, &msg, &why) < 0)
                 send_error (0, "malformed request: %s", (size_t) r > sizeof buf ? "too large" : why);
               else
-                handle_request (&msg);
+                {
+                  if (container_init && msg.type == SUP_SPAWN)
+                    with_container_env (&msg);
+                  handle_request (&msg);
+                }
             }
           else if (p[i].fd == sfd)
             {
               struct signalfd_siginfo si;
               while (read (sfd, &si, sizeof si) > 0)
-                ;
+                if (si.ssi_signo != SIGCHLD)
+                  return 0; /* SIGTERM of a container's pid 1 */
               reap_and_sweep ();
             }
           else if (j && p[i].fd == j->out_fd)

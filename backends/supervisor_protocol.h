@@ -14,6 +14,12 @@
 #define SUP_MAX_DATA 65536 /* bytes of one stdin or output chunk */
 #define SUP_MAX_JOBS 256   /* jobs alive at once in one session */
 
+/* In a docker session's container, the supervisor (its pid 1, started
+ * with EXEC_INIT_FLAG) connects to the broker's socket here: a directory
+ * of the session's, bind-mounted read-only (docker_container.c). */
+#define SUP_CONTAINER_DIR "/.airlock-control"
+#define SUP_CONTAINER_SOCKET SUP_CONTAINER_DIR "/supervisor.sock"
+
 enum sup_msg_type {
   /* broker -> supervisor */
   SUP_SPAWN = AL_MSG_SUP_FIRST, /* JOB, ARGV+, ENV*, CWD, STDIN, SCRIPT */

@@ -535,3 +535,78 @@ container () {
   al session close s
   rm -rf "$dhome"
 }
+
+# The container's exec records, as the engine keeps them (GET
+# /containers/{id}/json over its socket, as hygiene.bats reads them).
+exec_ids () {
+  curl -s --unix-socket /var/run/docker.sock "http://localhost/containers/$1/json" |
+    python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["ExecIDs"] or []))'
+}
+
+@test "docker: commands are jobs of the container's supervisor, never engine execs" {
+  al session open s
+  c=$(container s)
+  [ -n "$c" ]
+  [ -z "$(exec_ids "$c")" ]
+  for i in 1 2 3; do al exec s -- true; done
+  run al exec s -- 'cd /tmp && export V=7'
+  [ "$status" -eq 0 ]
+  # stdin, a timeout's kill, a background job: all through the supervisor.
+  echo piped > "$T/dk-in"
+  run al exec s --stdin -- 'cat; echo "$V $PWD"' < "$T/dk-in"
+  echo "$output"
+  [ "$output" = "$(printf 'piped\n7 /tmp')" ]
+  run al exec s --timeout 1 -- 'sleep 30 & sleep 30'
+  [ "$status" -eq 124 ]
+  run api '{"id":1,"op":"exec","session":"s","background":true,"command":"sleep 0.2"}'
+  [ -n "$(field job)" ]
+  # The command's leader is a child of pid 1, our supervisor; its parent
+  # is not the engine's (an exec's process has none in the container).
+  run al exec s -- 'awk "/^PPid/ {print \$2}" /proc/$PPID/status; tr "\0" " " < /proc/1/cmdline'
+  echo "$output"
+  [ "${lines[0]}" = 1 ]
+  [ "${lines[1]}" = "/.airlock/airlock-supervisor --init " ]
+  [ -z "$(exec_ids "$c")" ]
+  # Its socket's directory: read-only in the container, and empty once
+  # the supervisor is connected (the broker listens only while it waits);
+  # on the host, ours, and gone with the session.
+  run al exec s -- 'ls -A /.airlock-control; touch /.airlock-control/x 2>&1 || echo refused'
+  echo "$output"
+  [[ "$output" == *"Read-only file system"*refused ]]
+  [ "$(stat -c '%U %a' "$OWNER/docker/session-s")" = "$TEST_USER 711" ]
+  [ "$(stat -c '%a' "$OWNER/docker")" = 700 ]
+  al session close s
+  [ ! -e "$OWNER/docker/session-s" ]
+}
+
+@test "docker: a container restarted behind the session's back: its supervisor connects again, the next command says so" {
+  al session open s
+  al exec s -- 'echo kept > /tmp/f; export X=1'
+  c=$(container s)
+  (api '{"id":1,"op":"exec","session":"s","command":"echo started; sleep 4242"}' > "$T/dk-restart" 2>&1 &)
+  for i in $(seq 100); do $DOCKER top "$c" -o pid,args | grep -q ' sleep 4242$' && break; sleep 0.1; done
+  $DOCKER top "$c" -o pid,args | grep -q ' sleep 4242$'
+  $DOCKER restart -t 0 "$c" >/dev/null
+  # The running command ends as lost, with the cause, never hangs.
+  for i in $(seq 100); do grep -q '"event":"result"' "$T/dk-restart" && break; sleep 0.1; done
+  output=$(grep '"event":"result"' "$T/dk-restart")
+  echo "$output"
+  [ "$(field cause)" = lost ]
+  [[ "$(field error.message)" == *"container"*"restarted"* ]]
+  # The same container, its new supervisor reconnected; /tmp is empty.
+  run api '{"id":2,"op":"exec","session":"s","command":"echo again; cat /tmp/f 2>&1 || true; echo \"X=${X:-}\""}'
+  echo "$output"
+  [ "$(field exit_code)" = 0 ]
+  [[ "$(field stderr)" == *"had been restarted"* ]]
+  [[ "$(field stdout)" == "again"* ]]
+  [[ "$(field stdout)" != *kept* ]]
+  # The shell state is the session layer's: it outlives the container's.
+  [[ "$(field stdout)" == *"X=1"* ]]
+  [ "$(container s)" = "$c" ]
+  # Once: the next command is an ordinary one.
+  run api '{"id":3,"op":"exec","session":"s","command":"cd /tmp && echo fine"}'
+  [ "$(field stderr)" = "" ]
+  [ "$(field stdout)" = fine ]
+  [ "$(field cwd)" = /tmp ]
+  [ -z "$(exec_ids "$c")" ]
+}

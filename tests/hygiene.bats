@@ -58,16 +58,14 @@ api_file () { as_user "$AIRLOCK" serve < "$1"; }
     ! tr '\0' ' ' 2>/dev/null < "$f" | grep -qF "$secret" || { echo "in $f"; false; }
   done
   if [ "$BACKEND" = docker ]; then
-    # What dockerd keeps of every exec of the session's container.
+    # What dockerd keeps of every exec of the session's container (there
+    # is none: commands go to the container's supervisor, docker.bats).
     c=$(docker ps -q --filter "label=airlock.owner=$RUNDIR/airlock")
     [ -n "$c" ]
-    seen=0
     for id in $(docker inspect -f '{{range .ExecIDs}}{{.}} {{end}}' $c); do
       run curl -s --unix-socket /var/run/docker.sock "http://localhost/exec/$id/json"
-      [[ "$output" == *'"ProcessConfig"'* ]] && seen=1
       [[ "$output" != *"$secret"* ]]
     done
-    [ "$seen" = 1 ]
     run docker inspect $c
     [[ "$output" != *"$secret"* ]]
   fi
