@@ -448,17 +448,6 @@ worker () {
     else echo "  codex:   skipped: codex sandbox -- true failed here: $(echo "$out" | tail -n 1 | cut -c 1-120)"; fi
   fi
 
-  if out=$("$AL" run -v -- true 2>&1); then
-    run_ok=1
-    echo "  sandbox: $(echo "$out" | grep -o 'limits: .*' | head -n 1)"
-  else
-    echo "  sandbox: airlock run -- true failed here: $(echo "$out" | tail -n 1)"
-  fi
-  if [ -u "$SETUID_HELPER" ] && [ -x "$USERNS_HELPER" ] &&
-     AIRLOCK_HELPER=$USERNS_HELPER "$AL" run -- true > /dev/null 2>&1; then
-    run_userns_ok=1
-  fi
-
   # ---- our daemon, started here so that we know its pid ----
   "$AL" daemon >> "$R/daemon.log" 2>&1 &
   DPID=$!
@@ -478,6 +467,17 @@ worker () {
   else
     echo "  daemon:  airlock daemon did not start: $(tail -n 1 "$R/daemon.log" 2>/dev/null)"
   fi
+  if out=$("$AL" run -v -- true 2>&1); then
+    run_ok=1
+    echo "  sandbox: $(echo "$out" | grep -o 'limits: .*' | head -n 1)"
+  else
+    echo "  sandbox: airlock run -- true failed here: $(echo "$out" | tail -n 1)"
+  fi
+  if [ -u "$SETUID_HELPER" ] && [ -x "$USERNS_HELPER" ] &&
+     AIRLOCK_HELPER=$USERNS_HELPER "$AL" run -- true > /dev/null 2>&1; then
+    run_userns_ok=1
+  fi
+
   echo "  rounds:  $N_EXEC (commands) and $N_OPEN (sandboxes), after $WARMUP warm-up rounds each"
 
   # The original's wrapper: its snapshot starts as this shell's exports.
