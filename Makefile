@@ -97,7 +97,7 @@ DAEMON_SRCS := $(sort broker/airlock_daemon.c broker/daemon.c broker/api.c broke
                broker/policy_command.c \
                $(COMMON_SRCS) $(BACKEND_SRCS) $(POLICY_SRCS))
 SUPERVISOR_SRCS := backends/supervisor.c backends/supervisor_protocol.c helper/protocol.c \
-                   backends/exec_leader.c backends/process_tree.c backends/stdin_feed.c
+                   backends/process_tree.c backends/stdin_feed.c
 
 HELPER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/%.o,$(HELPER_SRCS))
 CLIENT_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/broker-%.o,$(CLIENT_SRCS))

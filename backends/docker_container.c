@@ -37,7 +37,6 @@
 
 #include "docker_risk.h"
 #include "docker_seccomp.h"
-#include "exec_leader.h"
 #include "fnv1a.h"
 #include "protected_paths.h"
 #include "supervisor_protocol.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* A small client of the Docker Engine API over its unix socket: JSON
- * requests through libcurl, and the hijacked raw stream of an exec.
+ * requests through libcurl.
  * Never the docker CLI: its start-up alone costs tens of milliseconds a
  * call, and what is on its command line is visible to every user in
  * /proc.  Errors are sentences that name what failed and the fix. */
@@ -10,7 +10,6 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 
 /* The API version spoken: Debian 12's docker.io (20.10) speaks it, and
  * later engines still accept it. */
@@ -62,17 +61,5 @@ void docker_response_free (struct docker_response *r);
 /* What the engine said about a failed request: its "message", else the
  * body, else the status. Valid while r is. */
 const char *docker_response_message (struct docker_response *r);
-
-/* POST path with body and take over the connection (Docker's "hijack",
- * upgraded to a raw stream): the connected socket, non-blocking, or -1
- * with *err (the engine's message for an error status; *status set when
- * an HTTP answer came, else 0).  Bytes of the stream that arrived with
- * the answer's head are returned in *early (malloc'd, may be NULL). */
-int docker_hijack (struct docker_engine *e, const char *path, const cJSON *body,
-                   long *status, uint8_t **early, size_t *early_len, char **err);
-
-/* One multiplexed stream frame header (8 bytes: stream, 0, 0, 0, size
- * big-endian) of an attach or exec without a TTY. */
-#define DOCKER_FRAME_HEADER 8
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A job's process tree, seen from its leader (a child subreaper): start
- * the command at its root, kill the whole tree.  Shared by the local
- * supervisor's job leaders and the docker backend's (exec_leader.c). */
+ * the command at its root, kill the whole tree.  Used by the supervisor's
+ * job leaders, in local sandboxes and docker containers alike. */
 #ifndef AIRLOCK_BACKENDS_PROCESS_TREE_H
 #define AIRLOCK_BACKENDS_PROCESS_TREE_H
 

@@ -43,7 +43,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exec_leader.h"
 #include "process_tree.h"
 #include "stdin_feed.h"
 #include "supervisor_protocol.h"
@@ -524,9 +523,6 @@ await_broker (int sfd)
 int
 main (int argc, char **argv)
 {
-  /* The docker backend runs each command through us (see exec_leader.c). */
-  if (argc > 1 && !strcmp (argv[1], EXEC_LEADER_FLAG))
-    return exec_leader_main (argc - 1, argv + 1);
   container_init = argc > 1 && !strcmp (argv[1], EXEC_INIT_FLAG);
   if (container_init && getpid () != 1)
     {

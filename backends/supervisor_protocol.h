@@ -14,6 +14,11 @@
 #define SUP_MAX_DATA 65536 /* bytes of one stdin or output chunk */
 #define SUP_MAX_JOBS 256   /* jobs alive at once in one session */
 
+/* The flag that makes the supervisor a docker container's own command and
+ * pid 1 (HostConfig.Init is off: docker's tini would reap orphans but
+ * leave them running; supervisor.c kills them with their tree). */
+#define EXEC_INIT_FLAG "--init"
+
 /* In a docker session's container, the supervisor (its pid 1, started
  * with EXEC_INIT_FLAG) connects to the broker's socket here: a directory
  * of the session's, bind-mounted read-only (docker_container.c). */

@@ -4,7 +4,7 @@
  * thread that reads each request as a real engine would (head, then as
  * many body bytes as Content-Length says) and answers with bytes the test
  * chose, in the real protocol's shapes: chunked bodies, streams of JSON
- * lines, a 101 upgrade followed at once by multiplexed stream frames.
+ * lines, error answers.
  * What the client sent is kept for the test to check.  The real dockerd
  * is tested by tests/docker.bats.  Also the seccomp profile rendered from
  * the helper's table (backends/docker_seccomp.c). */
@@ -16,7 +16,6 @@
 #include <cmocka.h>
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +33,6 @@ struct fake {
   pthread_t thread;
   const char *answer;  /* sent after each request */
   size_t answer_len;
-  bool echo_after;     /* then echo what arrives (a hijacked stream) */
   char request[8192];  /* the last request, head and body */
 };
 
@@ -72,11 +70,6 @@ serve (void *arg)
           close (c);
           continue;
         }
-      char buf[512];
-      ssize_t n;
-      while (f->echo_after && (n = read (c, buf, sizeof buf)) > 0)
-        if (write (c, buf, (size_t) n) < 0)
-          break;
       close (c);
     }
 }
@@ -258,14 +251,6 @@ test_daemon_not_running (void **state)
   assert_non_null (strstr (err, "Docker daemon is not running at /nonexistent/docker.sock"));
   assert_non_null (strstr (err, "dockerd"));
   free (err);
-  err = NULL;
-  long status;
-  uint8_t *early;
-  size_t early_len;
-  assert_int_equal (docker_hijack (e, "/exec/x/start", NULL, &status, &early,
-                                   &early_len, &err), -1);
-  assert_non_null (strstr (err, "not running"));
-  free (err);
   docker_engine_free (e);
   /* A socket file nobody listens on: refused, the same advice. */
   char dir[] = "/tmp/airlock-dead-engine.XXXXXX";
@@ -285,58 +270,6 @@ test_daemon_not_running (void **state)
   docker_engine_free (e);
   unlink (path);
   rmdir (dir);
-}
-
-/* ---- the hijacked exec stream ---- */
-
-static void
-test_hijack (void **state)
-{
-  struct fake *f = *state;
-  /* The 101 and the first stream frame in one write, as the engine may. */
-  static const char upgraded[] = "HTTP/1.1 101 UPGRADED\r\n"
-                                 "Content-Type: application/vnd.docker.raw-stream\r\n"
-                                 "Connection: Upgrade\r\nUpgrade: tcp\r\n\r\n"
-                                 "\x01\0\0\0\0\0\0\x03" "hi\n";
-  f->answer = upgraded;
-  f->answer_len = sizeof upgraded - 1;
-  f->echo_after = true;
-  struct docker_engine *e = docker_engine_new (f->path);
-  cJSON *b = cJSON_CreateObject ();
-  cJSON_AddBoolToObject (b, "Detach", false);
-  long status;
-  uint8_t *early;
-  size_t early_len;
-  char *err = NULL;
-  int fd = docker_hijack (e, "/exec/abc/start", b, &status, &early, &early_len, &err);
-  assert_true (fd >= 0);
-  assert_int_equal (status, 101);
-  assert_int_equal (early_len, DOCKER_FRAME_HEADER + 3);
-  assert_memory_equal (early, "\x01\0\0\0\0\0\0\x03" "hi\n", early_len);
-  assert_non_null (strstr (f->request, "POST /v" DOCKER_API_VERSION "/exec/abc/start HTTP/1.1\r\n"));
-  assert_non_null (strstr (f->request, "Upgrade: tcp\r\n"));
-  assert_non_null (strstr (f->request, "Connection: Upgrade\r\n"));
-  assert_non_null (strstr (f->request, "{\"Detach\":false}"));
-  /* The connection is now a raw, non-blocking stream both ways. */
-  assert_int_equal (send (fd, "ping", 4, MSG_NOSIGNAL), 4);
-  struct pollfd p = { .fd = fd, .events = POLLIN };
-  assert_int_equal (poll (&p, 1, 5000), 1);
-  char buf[8];
-  assert_int_equal (recv (fd, buf, sizeof buf, 0), 4);
-  assert_memory_equal (buf, "ping", 4);
-  close (fd);
-  free (early);
-  f->echo_after = false;
-  /* An error answer: the engine's message, no descriptor. */
-  answer (f, "HTTP/1.1 409 Conflict\r\nContent-Type: application/json\r\n"
-             "Content-Length: 46\r\n\r\n{\"message\":\"Container abc is not running\"}\n\n\n\n");
-  assert_int_equal (docker_hijack (e, "/exec/abc/start", b, &status, &early,
-                                   &early_len, &err), -1);
-  assert_int_equal (status, 409);
-  assert_string_equal (err, "Container abc is not running");
-  free (err);
-  cJSON_Delete (b);
-  docker_engine_free (e);
 }
 
 /* The rule of the profile for name whose first arg has this op and
@@ -415,7 +348,6 @@ main (void)
     cmocka_unit_test_setup_teardown (test_error_message, fake_setup, fake_teardown),
     cmocka_unit_test_setup_teardown (test_json_lines, fake_setup, fake_teardown),
     cmocka_unit_test (test_daemon_not_running),
-    cmocka_unit_test_setup_teardown (test_hijack, fake_setup, fake_teardown),
     cmocka_unit_test (test_seccomp_profile),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
