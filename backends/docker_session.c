@@ -32,9 +32,9 @@
  * an error naming what became of the container (container_fate), and the
  * next command reconnects to a restarted container's new supervisor, or
  * makes a new container, once, and says so; the session's first command,
- * its bootstrap, is replayed first (its state directory was in /tmp).  A
- * dockerd killed outright costs nothing: the container and the
- * connection live on without it.  A daemon that dies closes the
+ * its bootstrap (a login shell), is replayed first; the shell state is
+ * the session layer's and carries on.  A dockerd killed outright costs
+ * nothing: the container and the connection live on without it.  A daemon that dies closes the
  * connection: the supervisor kills every job's tree and waits for the
  * next daemon (which restarts the container before it reuses it).
  *
