@@ -84,7 +84,13 @@ started_pid () {
   [ -d "/sys/fs/cgroup/pids$group" ]
   [ -d "/sys/fs/cgroup/memory$group" ]
   wait "$runner"
-  # (A second start only if the ended helper's pid was reused meanwhile.)
+  swept_by_next_start "$group"
+}
+
+# The cgroup $1 of an ended sandbox is removed by the next start (a second
+# start only if the ended helper's pid was reused meanwhile).
+swept_by_next_start () {
+  local group=$1 i
   for i in 1 2; do
     run arun -- true
     [ "$status" -eq 0 ]
@@ -110,13 +116,7 @@ started_pid () {
   ! kill -0 "$pid" 2>/dev/null
   if [ "$MODE" = setuid ] && [ -d /sys/fs/cgroup/pids ]; then
     [[ "$group" == /airlock/* ]]
-    for i in 1 2; do
-      run arun -- true
-      [ "$status" -eq 0 ]
-      [ -d "/sys/fs/cgroup/pids$group" ] || break
-    done
-    [ ! -d "/sys/fs/cgroup/pids$group" ]
-    [ ! -d "/sys/fs/cgroup/memory$group" ]
+    swept_by_next_start "$group"
   fi
 }
 
