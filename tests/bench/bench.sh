@@ -296,6 +296,23 @@ api_timed () { # key json
   return "$rc"
 }
 
+# One session opened and closed through the API: the open timed as
+# open-key, open + close as cycle-key.
+api_open_close () { # open-key cycle-key session open-json
+  local t0 t1 t2 rc1 rc2
+  t0=$EPOCHREALTIME
+  api "$4"
+  rc1=$?
+  [ "$rc1" = 0 ] || echo "$API_LAST" | tee -a "$R/err.$1" >> "$R/err.$2"
+  t1=$EPOCHREALTIME
+  api '{"op":"close","session":"'"$3"'"}'
+  rc2=$?
+  [ "$rc2" = 0 ] || echo "$API_LAST" >> "$R/err.$2"
+  t2=$EPOCHREALTIME
+  record "$1" "$t0" "$t1" "$rc1"
+  record "$2" "$t0" "$t2" "$((rc1 || rc2))"
+}
+
 api_stop () {
   [ -n "$SERVE_PID" ] || return 0
   eval "exec $API_IN>&- $API_OUT<&-"
@@ -523,18 +540,7 @@ worker () {
       [ "$rc2" = 0 ] || cat "$R/err.close_cli" >> "$R/err.cycle_cli"
       record cycle_cli "$t0" "$t2" "$((rc1 || rc2))"
 
-      t0=$EPOCHREALTIME
-      api '{"op":"open","session":"fresh-api","workdir":"'"$WORK"'"}'
-      rc1=$?
-      [ "$rc1" = 0 ] || echo "$API_LAST" >> "$R/err.open_api"
-      t1=$EPOCHREALTIME
-      api '{"op":"close","session":"fresh-api"}'
-      rc2=$?
-      [ "$rc2" = 0 ] || echo "$API_LAST" >> "$R/err.cycle_api"
-      t2=$EPOCHREALTIME
-      [ "$rc1" = 0 ] || cat "$R/err.open_api" >> "$R/err.cycle_api"
-      record open_api "$t0" "$t1" "$rc1"
-      record cycle_api "$t0" "$t2" "$((rc1 || rc2))"
+      api_open_close open_api cycle_api fresh-api '{"op":"open","session":"fresh-api","workdir":"'"$WORK"'"}'
     fi
   done
 
@@ -565,17 +571,7 @@ worker () {
     for ((i = 0; i < rounds; i++)); do
       ((COUNTING = i >= WARMUP))
       timed drun "$DOCKER_CLI" run --rm --network none "$AIRLOCK_DOCKER_IMAGE" true
-      t0=$EPOCHREALTIME
-      api '{"op":"open","session":"dfresh","workdir":"'"$WORK"'","backend":"docker"}'
-      rc1=$?
-      [ "$rc1" = 0 ] || echo "$API_LAST" >> "$R/err.dopen"
-      t1=$EPOCHREALTIME
-      api '{"op":"close","session":"dfresh"}'
-      rc2=$?
-      [ "$rc2" = 0 ] || echo "$API_LAST" >> "$R/err.dcycle"
-      t2=$EPOCHREALTIME
-      record dopen "$t0" "$t1" "$rc1"
-      record dcycle "$t0" "$t2" "$((rc1 || rc2))"
+      api_open_close dopen dcycle dfresh '{"op":"open","session":"dfresh","workdir":"'"$WORK"'","backend":"docker"}'
     done
   fi
 
