@@ -355,7 +355,7 @@ open_request (int argc, char **argv)
     cJSON_AddItemToObject (req, "env", env);
   else
     cJSON_Delete (env);
-  cJSON_AddItemToObject (req, "client_env", config_client_env ());
+  cJSON_AddItemToObject (req, "client_env", config_client_env (NULL));
   return req;
 }
 
@@ -900,7 +900,7 @@ forward_line (int fd, const char *line, size_t n)
       cJSON_Delete (req);
       return write_all (fd, line, n);
     }
-  cJSON_AddItemToObject (req, "client_env", config_client_env ());
+  cJSON_AddItemToObject (req, "client_env", config_client_env (NULL));
   char *text = cJSON_PrintUnformatted (req);
   cJSON_Delete (req);
   int rc = text ? write_all (fd, text, strlen (text)) | write_all (fd, "\n", 1) : -1;

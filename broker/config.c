@@ -1312,7 +1312,7 @@ add_client_var (cJSON *o, const char *name)
 }
 
 cJSON *
-config_client_env (void)
+config_client_env (const struct airlock_config *loaded)
 {
   extern char **environ;
   cJSON *o = nonnull (cJSON_CreateObject ());
@@ -1331,11 +1331,12 @@ config_client_env (void)
    * a broken config is said by the daemon, not here). */
   add_client_var (o, "DOCKER_HOST");
   char *err = NULL;
-  struct airlock_config *c = config_load (&err);
+  struct airlock_config *own = loaded ? NULL : config_load (&err);
   free (err);
+  const struct airlock_config *c = loaded ? loaded : own;
   for (const char *const *f = c ? config_list (c, "docker.forward_env") : NULL; f && *f; f++)
     add_client_var (o, *f);
-  config_free (c);
+  config_free (own);
   return o;
 }
 

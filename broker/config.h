@@ -58,8 +58,9 @@ struct airlock_config *config_load_with (const char *const *envp,
 
 /* A client's part, as an object {"NAME": "value"} to send along with an
  * open: its AIRLOCK_* variables that configuration reads, DOCKER_HOST,
- * and the variables its docker.forward_env names. */
-cJSON *config_client_env (void);
+ * and the variables its docker.forward_env names (from loaded, the
+ * caller's configuration when it has it already; NULL: loaded here). */
+cJSON *config_client_env (const struct airlock_config *loaded);
 /* A variable of the environment c was read from (the client's, for a
  * session), for the backends: DOCKER_HOST, forwarded variables. */
 const char *config_getenv (const struct airlock_config *c, const char *name);

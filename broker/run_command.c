@@ -114,9 +114,11 @@ command_line (char *const *argv)
   return out;
 }
 
-/* A judge request for command (docs/api.md, judge). */
+/* A judge request for command (docs/api.md, judge), with a copy of the
+ * client's env. */
 static cJSON *
-judge_request (const char *command, const char *mode, const char *answer)
+judge_request (const char *command, const char *mode, const char *answer,
+               const cJSON *client_env)
 {
   cJSON *req = cJSON_CreateObject ();
   cJSON_AddStringToObject (req, "op", "judge");
@@ -124,7 +126,7 @@ judge_request (const char *command, const char *mode, const char *answer)
   cJSON_AddStringToObject (req, "approval", mode);
   if (answer)
     cJSON_AddStringToObject (req, "answer", answer);
-  cJSON_AddItemToObject (req, "client_env", config_client_env ());
+  cJSON_AddItemToObject (req, "client_env", cJSON_Duplicate (client_env, 1));
   return req;
 }
 
@@ -151,6 +153,9 @@ run_gate (char *const *argv)
       return AIRLOCK_EXIT_SETUP;
     }
   const char *mode = approval_default_mode_name (cfg, approval_tty_available ());
+  /* (the configuration is read once per run: the env sent with every
+     request comes from it too) */
+  cJSON *client_env = config_client_env (cfg);
   config_free (cfg);
   if (!strcmp (mode, "ask")) /* no API client here to answer */
     mode = "deny";
@@ -161,9 +166,10 @@ run_gate (char *const *argv)
       if (!command)
         fputs ("airlock run: out of memory\n", stderr);
       free (command);
+      cJSON_Delete (client_env);
       return AIRLOCK_EXIT_SETUP;
     }
-  cJSON *r = daemon_call (&c, judge_request (command, mode, NULL));
+  cJSON *r = daemon_call (&c, judge_request (command, mode, NULL, client_env));
   const char *verdict = field (r, "verdict");
   if (verdict && !strcmp (verdict, "ask"))
     {
@@ -178,11 +184,12 @@ run_gate (char *const *argv)
                                             cJSON_IsNumber (t) ? (long long) t->valuedouble
                                                                : 60000);
       cJSON_Delete (r);
-      r = daemon_call (&c, judge_request (command, mode, answer));
+      r = daemon_call (&c, judge_request (command, mode, answer, client_env));
       verdict = field (r, "verdict");
     }
   free (c.line);
   close (c.fd);
+  cJSON_Delete (client_env);
   int rc = 0;
   const cJSON *rules = cJSON_GetObjectItemCaseSensitive (r, "rules");
   if (field (r, "warning"))

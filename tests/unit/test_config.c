@@ -346,7 +346,7 @@ test_client_env (void **state)
   setenv ("DOCKER_HOST", "unix:///run/d.sock", 1);
   setenv ("MY_TOKEN", "t0k", 1);
   setenv ("AIRLOCK_DOCKER_FORWARD_ENV", "[\"MY_TOKEN\"]", 1);
-  cJSON *o = config_client_env ();
+  cJSON *o = config_client_env (NULL);
   char *text = cJSON_PrintUnformatted (o);
   assert_non_null (strstr (text, "\"AIRLOCK_BACKEND\":\"docker\""));
   assert_non_null (strstr (text, "\"DOCKER_HOST\":\"unix:///run/d.sock\""));
