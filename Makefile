@@ -74,7 +74,7 @@ HELPER_PKGS := libcap-ng
 # call.  The daemon program (airlock-daemon) has the approval gate (PCRE2,
 # libunistring) and the backends (libcurl).
 CLIENT_PKGS := libcjson
-BROKER_PKGS := libcjson libcurl libpcre2-8
+BROKER_PKGS := libcjson libcurl libpcre2-8 libarchive
 # libunistring (NFKC in policy/) has no pkg-config file.
 BROKER_LIBS := -lunistring
 
@@ -92,6 +92,7 @@ COMMON_SRCS := broker/config.c broker/runtime_dir.c broker/sandbox_options.c \
 CLIENT_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c \
                broker/approval_prompt.c broker/config_command.c $(COMMON_SRCS)
 DAEMON_SRCS := $(sort broker/airlock_daemon.c broker/daemon.c broker/api.c broker/session.c \
+               broker/api_files.c broker/session_files.c broker/files_host.c \
                broker/shell_state.c broker/output_window.c broker/spool.c \
                broker/backend_open.c broker/approval.c broker/api_approval.c \
                broker/policy_command.c \
@@ -272,7 +273,8 @@ test: check
 DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev \
                 libcap-ng-dev libseccomp-dev libcjson-dev libcurl4-openssl-dev libcmocka-dev \
                 bats libcap2-bin busybox-static iproute2 procps util-linux passwd \
-                python3 man-db bubblewrap libpcre2-dev libunistring-dev docker.io sudo curl
+                python3 man-db bubblewrap libpcre2-dev libunistring-dev docker.io sudo curl \
+                libarchive-dev
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	  | grep -q '^install ok installed' || echo $$p; done); \

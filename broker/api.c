@@ -15,6 +15,7 @@
 #include "api_internal.h"
 #include "backend_open.h"
 #include "output_window.h"
+#include "session_files.h"
 #include "spool.h"
 #include "xprintf.h"
 
@@ -88,7 +89,7 @@ send_error (struct client *c, const cJSON *id, const char *code,
 }
 
 /* Field access with the errors the API promises: missing or wrong type. */
-static const char *
+const char *
 want_string (struct client *c, const cJSON *req, const cJSON *id,
              const char *key, bool required, bool *bad)
 {
@@ -105,7 +106,7 @@ want_string (struct client *c, const cJSON *req, const cJSON *id,
   return NULL;
 }
 
-static double
+double
 want_number (struct client *c, const cJSON *req, const cJSON *id,
              const char *key, double dflt, double min, double max, bool *bad)
 {
@@ -232,7 +233,7 @@ posture_json (const struct dsession *s, enum gate_mode mode)
   return o;
 }
 
-static struct dsession *
+struct dsession *
 want_session (struct daemon *d, struct client *c, const cJSON *req,
               const cJSON *id, bool *bad)
 {
@@ -1055,7 +1056,7 @@ drop_wait (struct wait **at)
 long long
 api_next_deadline (void)
 {
-  long long best = -1;
+  long long best = files_next_deadline ();
   for (struct wait *w = waits; w; w = w->next)
     if (w->deadline >= 0 && (best < 0 || w->deadline < best))
       best = w->deadline;
@@ -1066,6 +1067,7 @@ void
 api_waits_tick (struct daemon *d)
 {
   (void) d;
+  files_tick ();
   /* Clients following output: what their connections can take now. */
   for (struct pending *p = pendings, *next; p; p = next)
     {
@@ -1212,6 +1214,8 @@ static const struct
   { "job_wait", { "session", "job", "timeout", NULL } },
   { "kill", { "session", "job", NULL } },
   { "attach", { "session", "job", "offset", NULL } },
+  { "upload", { "session", "path", "source", "data", "mode", "timeout", NULL } },
+  { "download", { "session", "path", "dest", "timeout", NULL } },
 };
 
 static bool
@@ -1334,6 +1338,8 @@ api_handle (struct daemon *d, struct client *c, const char *line, size_t len)
            || !strcmp (op->valuestring, "job_stdin") || !strcmp (op->valuestring, "kill")
            || !strcmp (op->valuestring, "job_wait"))
     op_job (d, c, op->valuestring, req, id, false);
+  else if (!strcmp (op->valuestring, "upload") || !strcmp (op->valuestring, "download"))
+    api_op_files (d, c, op->valuestring, req, id);
   cJSON_Delete (req);
 }
 
@@ -1352,6 +1358,7 @@ void
 api_client_gone (struct daemon *d, struct client *c)
 {
   api_approval_client_gone (d, c);
+  api_files_client_gone (c);
   for (struct dsession *ds = d->sessions; ds; ds = ds->next)
     for (struct queued **q = &ds->queue; *q;)
       if ((*q)->c == c)
@@ -1390,7 +1397,7 @@ api_client_gone (struct daemon *d, struct client *c)
 bool
 api_client_waiting (struct daemon *d, struct client *c)
 {
-  if (api_approval_waiting (c))
+  if (api_approval_waiting (c) || api_files_waiting (c))
     return true;
   for (struct pending *p = pendings; p; p = p->next)
     if (p->c == c)
@@ -1410,6 +1417,7 @@ api_session_gone (struct session *s, const char *why)
 {
   if (the_daemon)
     api_approval_session_gone (the_daemon, s);
+  files_session_gone (s, why);
   for (struct dsession *ds = the_daemon ? the_daemon->sessions : NULL; ds; ds = ds->next)
     while (ds->s == s && ds->queue)
       {

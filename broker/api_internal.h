@@ -13,6 +13,22 @@ cJSON *reply (const cJSON *id, bool ok);
 void send_error (struct client *c, const cJSON *id, const char *code,
                  const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
 
+/* Field access with the errors the API promises (api.c): a missing or
+ * mistyped field answers the client and sets *bad. */
+const char *want_string (struct client *c, const cJSON *req, const cJSON *id,
+                         const char *key, bool required, bool *bad);
+double want_number (struct client *c, const cJSON *req, const cJSON *id,
+                    const char *key, double dflt, double min, double max, bool *bad);
+struct dsession *want_session (struct daemon *d, struct client *c,
+                               const cJSON *req, const cJSON *id, bool *bad);
+
+/* ops upload and download (api_files.c): answered once the transfer is
+ * over; a client that goes away stops its transfers. */
+void api_op_files (struct daemon *d, struct client *c, const char *op,
+                   const cJSON *req, const cJSON *id);
+void api_files_client_gone (struct client *c);
+bool api_files_waiting (struct client *c);
+
 /* The approval gate in front of every exec and every write to a job's
  * stdin (api_approval.c): command is judged, with input (stdin) when the
  * command would run it; shown is what the audit log and the person see.

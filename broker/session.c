@@ -75,6 +75,9 @@ struct session_exec {
   int exit_code;
   long long ended;
   bool stdin_closed;
+  /* A job of the session layer's own (session_job_script): a fixed
+   * script, no shell state, no result windows; forgotten once it ended. */
+  bool raw;
   struct session_exec *next;
 };
 
@@ -92,6 +95,7 @@ struct session {
   char **session_env; /* set by the bootstrap, into the saved state */
   char *what; /* "the sandbox", "image X": for messages */
   char *memory_limit; /* "20M", or NULL */
+  char *workdir; /* the first working directory, as the sandbox sees it */
 };
 
 const char *
@@ -326,6 +330,8 @@ trim_finished (struct session *s)
     }
 }
 
+static void end_raw_job (struct session *s, struct session_exec *e);
+
 /* The job ended: by itself (code, sig), or lost (why).  Reported once:
  * the job is no longer running afterwards, and later events for it are
  * ignored. */
@@ -370,6 +376,8 @@ end_job (struct session *s, struct session_exec *e, int code, int sig,
   s->last_active = e->ended;
   if (was_fg)
     s->fg = NULL;
+  if (e->raw)
+    return end_raw_job (s, e);
   if (e->background || !e->cb)
     {
       free_windows (e);
@@ -583,7 +591,8 @@ session_open (const char *name, const struct backend_ops *ops,
   s->what = strdup (limits->what ? limits->what : "the sandbox");
   s->memory_limit = limits->memory_limit ? strdup (limits->memory_limit) : NULL;
   s->lim.memory_limit = NULL;
-  if (!s->env || !s->session_env || !s->what)
+  s->workdir = strdup (cwd ? cwd : "/");
+  if (!s->env || !s->session_env || !s->what || !s->workdir)
     {
       *err = xprintf ("out of memory");
       session_close (s);
@@ -876,10 +885,94 @@ session_cwd (const struct session *s)
   return s->state.cwd;
 }
 
+const char *
+session_workdir (const struct session *s)
+{
+  return s->workdir;
+}
+
 const struct backend_ops *
 session_backend (const struct session *s)
 {
   return s->ops;
+}
+
+/* ---- jobs of the session layer's own (files) ---- */
+
+int
+session_job_script (struct session *s, const char *what, const char *script,
+                    const char *const *env, bool with_stdin, uint64_t timeout_ms,
+                    const struct session_callbacks *cb, void *ctx,
+                    struct session_exec **out, char **err)
+{
+  struct session_exec *e = calloc (1, sizeof *e);
+  char *copy = strdup (script);
+  if (!e || !copy || !(e->command = strdup (what)))
+    {
+      free (e);
+      free (copy);
+      *err = xprintf ("out of memory");
+      return -ENOMEM;
+    }
+  e->s = s;
+  e->job = ++s->next_job;
+  e->raw = true;
+  e->cb = cb;
+  e->ctx = ctx;
+  e->state = JOB_RUNNING;
+  e->started = session_now_ms ();
+  e->oom_before = s->ops->oom_kills ? s->ops->oom_kills (s->bs) : -1;
+  e->deadline = timeout_ms ? e->started + (long long) timeout_ms : -1;
+  e->kill_at = e->lost_at = -1;
+  if (!(e->spool = spool_new (s->lim.spill_dir, s->lim.spool_max, err))
+      || spawn_script (s, e->job, copy, with_stdin, false, env, err) < 0)
+    {
+      if (!e->spool)
+        free (copy);
+      free_exec (e);
+      return -1;
+    }
+  e->next = s->jobs;
+  s->jobs = e;
+  s->last_active = e->started;
+  *out = e;
+  return 0;
+}
+
+int
+session_job_script_write (struct session_exec *e, const void *data, size_t n,
+                          bool eof)
+{
+  if (e->state != JOB_RUNNING || e->stdin_closed)
+    return -ESRCH;
+  e->stdin_closed = eof;
+  return e->s->ops->write_stdin (e->s->bs, e->job, data, n, eof);
+}
+
+/* A raw job's end: its caller hears how it ended (its output is in the
+ * spool, which the caller holds a reference to), and it is forgotten. */
+static void
+end_raw_job (struct session *s, struct session_exec *e)
+{
+  struct exec_result r = { .job = e->job, .cause = e->cause, .lost = e->lost,
+                           .exit_code = e->exit_code,
+                           .timed_out = e->cause == JOB_END_TIMED_OUT,
+                           .interrupted = e->cause == JOB_END_INTERRUPTED,
+                           .spool_error = spool_error (e->spool),
+                           .duration_ms = e->ended - e->started };
+  const struct session_callbacks *cb = e->cb;
+  void *ctx = e->ctx;
+  e->cb = NULL;
+  e->ctx = NULL;
+  for (struct session_exec **p = &s->jobs; *p; p = &(*p)->next)
+    if (*p == e)
+      {
+        *p = e->next;
+        break;
+      }
+  if (cb && cb->done)
+    cb->done (ctx, e, &r);
+  free_exec (e);
 }
 
 void
@@ -900,6 +993,7 @@ session_close (struct session *s)
   free_env (s->session_env);
   free (s->what);
   free (s->memory_limit);
+  free (s->workdir);
   shell_state_free (&s->state);
   free (s->name);
   free (s);

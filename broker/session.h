@@ -118,6 +118,9 @@ struct session *session_open (const char *name, const struct backend_ops *ops,
                               const struct session_limits *limits, char **err);
 const char *session_name (const struct session *s);
 const char *session_cwd (const struct session *s);
+/* The working directory it was opened in (the sandbox's view of the
+ * workdir): with /tmp, where the files API may write (session_files.h). */
+const char *session_workdir (const struct session *s);
 const struct backend_ops *session_backend (const struct session *s);
 long long session_idle_since (const struct session *s); /* ms; now if busy */
 bool session_busy (const struct session *s); /* a foreground exec or a running job */
@@ -162,6 +165,23 @@ int session_job_kill (struct session *s, uint32_t id);
 size_t session_jobs (struct session *s, struct job_info *out, size_t max);
 /* Drop finished jobs older than ttl_ms. */
 void session_prune_jobs (struct session *s, long long ttl_ms);
+
+/* A job of the session layer's own (the files API, session_files.h): a
+ * fixed bash script (never any user's text; what it works on comes in
+ * env, "NAME=value", each seen by the script as AIRLOCK_ENV_NAME), run
+ * through the backend like any command, so it has the sandbox's own
+ * permissions and view, and the spool, kill path and timeout apply.  It
+ * is not listed among the jobs and restores or saves no shell state; its
+ * output goes only to its spool (session_exec_spool) and cb; cb->done
+ * gets the exit status and cause (no output windows), then the job is
+ * forgotten.  session_exec_detach(e, false) stops it without a word. */
+int session_job_script (struct session *s, const char *what, const char *script,
+                        const char *const *env, bool with_stdin, uint64_t timeout_ms,
+                        const struct session_callbacks *cb, void *ctx,
+                        struct session_exec **e, char **err);
+/* Its stdin: -ESRCH once it ended or its stdin is closed. */
+int session_job_script_write (struct session_exec *e, const void *data,
+                              size_t n, bool eof);
 
 /* Close: every process, mount and file of the session goes. */
 void session_close (struct session *s);
