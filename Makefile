@@ -89,7 +89,7 @@ COMMON_SRCS := broker/config.c broker/runtime_dir.c broker/sandbox_options.c \
                broker/approval_client.c backends/local.c backends/installed_file.c \
                backends/cgroup_oom.c backends/xprintf.c policy/protected_paths.c \
                policy/audit_dirs.c policy/xalloc.c helper/protocol.c
-CLIENT_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c \
+CLIENT_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c broker/cp_command.c \
                broker/approval_prompt.c broker/config_command.c $(COMMON_SRCS)
 DAEMON_SRCS := $(sort broker/airlock_daemon.c broker/daemon.c broker/api.c broker/session.c \
                broker/api_files.c broker/session_files.c broker/files_host.c \

@@ -21,6 +21,7 @@ static const char usage[]
       "  session ls|open|close     named sessions, kept by a per-user daemon\n"
       "  exec SESSION -- COMMAND   run a shell command line in a session\n"
       "  shell SESSION             type commands into a session\n"
+      "  cp SRC S:DST, cp S:SRC DST  copy files into or out of session S\n"
       "  serve                     the JSON-lines API on stdin/stdout\n"
       "  policy check -- COMMAND   what the approval gate decides, and why\n"
       "  config show               the effective settings and their origins\n"
@@ -49,6 +50,8 @@ main (int argc, char **argv)
     return session_command (argc - 1, argv + 1);
   if (!strcmp (argv[1], "exec"))
     return exec_command (argc - 1, argv + 1);
+  if (!strcmp (argv[1], "cp"))
+    return cp_command (argc - 1, argv + 1);
   if (!strcmp (argv[1], "shell"))
     return shell_command (argc - 1, argv + 1);
   if (!strcmp (argv[1], "serve"))

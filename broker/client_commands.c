@@ -237,7 +237,7 @@ daemon_call (struct daemon_conn *c, cJSON *req)
   return read_json (c);
 }
 
-static int
+int
 print_error (const cJSON *r, const char *what)
 {
   const cJSON *e = cJSON_GetObjectItemCaseSensitive (r, "error");

@@ -21,6 +21,9 @@ struct daemon_conn {
  * that gets one at once.  NULL when the daemon went away. */
 cJSON *daemon_call (struct daemon_conn *c, cJSON *req);
 
+/* Say the error of a daemon's answer r ("airlock WHAT: message"): 1. */
+int print_error (const cJSON *r, const char *what);
+
 /* Run the daemon program (airlock-daemon: the daemon, the approval gate,
  * the backends; AIRLOCK_DAEMON overrides where it is) with argv, for
  * `airlock daemon` and `airlock policy`.  Returns only when it could not
@@ -31,6 +34,8 @@ int session_command (int argc, char **argv);
 int exec_command (int argc, char **argv);
 int shell_command (int argc, char **argv);
 int serve_command (int argc, char **argv);
+/* airlock cp SRC SESSION:DST | SESSION:SRC DST (cp_command.c) */
+int cp_command (int argc, char **argv);
 /* argv[1] is "daemon": status and stop here, the rest by the daemon
  * program. */
 int daemon_command (int argc, char **argv);
