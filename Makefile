@@ -183,8 +183,9 @@ UNIT_SRCS_protocol := helper/protocol.c
 UNIT_SRCS_shell_state := broker/shell_state.c
 UNIT_SRCS_supervisor_protocol := backends/supervisor_protocol.c helper/protocol.c
 UNIT_SRCS_output_window := broker/output_window.c
-UNIT_TESTS += spool
+UNIT_TESTS += spool files_host
 UNIT_SRCS_spool := broker/spool.c backends/xprintf.c
+UNIT_SRCS_files_host := broker/files_host.c backends/xprintf.c
 UNIT_SRCS_config := broker/config.c policy/xalloc.c
 # policy/: one test per module; test_rules also runs every case of the
 # shipped rule file (policy/default.rules).
