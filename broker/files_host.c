@@ -602,9 +602,9 @@ static int
 unpack_entry (struct files_unpacker *u, struct archive_entry *e, char **code,
               char **err)
 {
-  const char *raw = archive_entry_pathname (e);
+  const char *name = archive_entry_pathname (e);
   char *top, *rest;
-  char *c = raw ? clean_name (raw, &top, &rest) : NULL;
+  char *c = name ? clean_name (name, &top, &rest) : NULL;
   if (!c)
     return fail (code, err, "bad_stream",
                  xprintf ("the sandbox's tar stream has an unsafe name (absolute, "
@@ -656,8 +656,10 @@ unpack_entry (struct files_unpacker *u, struct archive_entry *e, char **code,
       return rc;
     }
   char *path = *rest ? xprintf ("%s/%s", u->final, rest) : strdup (u->final);
+  /* Said by the name it has in the sandbox, from its top. */
+  char *raw = *rest ? xprintf ("%s/%s", top, rest) : strdup (top);
   const char *hard = archive_entry_hardlink (e);
-  if (!path)
+  if (!path || !raw)
     rc = fail (code, err, "busy", xprintf ("out of memory"));
   else if (hard)
     {
@@ -707,6 +709,7 @@ unpack_entry (struct files_unpacker *u, struct archive_entry *e, char **code,
     archive_write_finish_entry (u->wd);
 out:
   free (path);
+  free (raw);
   free (c);
   return rc;
 }

@@ -15,7 +15,7 @@ ROOT=$(pwd)
 BUILDDIR=${BUILDDIR:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 MODES=${MODES:-unprivileged setuid caps}
-SUITES=${SUITES:-sandbox run limits hostile protect session sessions spool hygiene lifecycle api doctest policy install}
+SUITES=${SUITES:-sandbox run limits hostile protect session sessions files spool hygiene lifecycle api doctest policy install}
 ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile protect session sessions spool hygiene lifecycle api policy}
 
 if [ "$(id -u)" != 0 ]; then
@@ -171,7 +171,7 @@ run_suites release "$T/prefix" "$MODES"
 # Against the real dockerd, with a test image built without a registry.
 # dockerd not reachable: the suites fail when AIRLOCK_REQUIRE_DOCKER=1
 # (CI), else they are skipped with the reason.
-DOCKER_SUITES=${DOCKER_SUITES-sessions spool hygiene lifecycle api docker}
+DOCKER_SUITES=${DOCKER_SUITES-sessions files spool hygiene lifecycle api docker}
 if [ -n "$DOCKER_SUITES" ]; then
   section "docker: dockerd and the test image"
   docker_why=''
