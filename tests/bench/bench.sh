@@ -19,6 +19,8 @@
 #      `docker exec CONTAINER true` on the same container, and a docker
 #      session's open (+ close) against `docker run --rm IMAGE true`, when a
 #      dockerd answers (the test image is built by tests/docker/make-image.sh);
+#   4. files: `airlock cp TREE bench:DIR` of 500 small files into the warm
+#      local session against `cp -r TREE` into its workdir (N_FILES rounds);
 # then issue 11's goals, each ratio met or not.  Prints n, median, mean,
 # p95, min and max in ms, and ratios to the baseline.  The series of a
 # table are interleaved (one of each per round) so drift hits them alike; a
@@ -38,7 +40,7 @@
 # private XDG_RUNTIME_DIR and its own daemon, which is stopped by its pid
 # at the end.
 #
-# Environment: BUILDDIR (build), N_EXEC (200), N_OPEN (20), WARMUP (5),
+# Environment: BUILDDIR (build), N_EXEC (200), N_OPEN (20), N_FILES (10), WARMUP (5),
 # BENCH_USER (airlock-bench; root only), BENCH_TIMEOUT (seconds, 1200).
 set -u
 export LC_ALL=C
@@ -103,6 +105,7 @@ main () {
   fi
   N_EXEC=$(posint "${N_EXEC:-}" 200)
   N_OPEN=$(posint "${N_OPEN:-}" 20)
+  N_FILES=$(posint "${N_FILES:-}" 10)
   WARMUP=$(posint "${WARMUP:-}" 5)
   BENCH_TIMEOUT=$(posint "${BENCH_TIMEOUT:-}" 1200)
   BWRAP_NOTE=''
@@ -209,7 +212,7 @@ main () {
     PEERS_NOTE="$PEERS_NOTE" PEERS_BIN="$PEERS_BIN" PEER_HOME="$PEER_HOME"
     AIRLOCK_DAEMON_IDLE_EXIT=60
     BENCH_T="$T" BENCH_BUILDDIR="$BUILDDIR" BENCH_ROOT_RUN="$([ "$(id -u)" = 0 ] && echo 1)"
-    N_EXEC="$N_EXEC" N_OPEN="$N_OPEN" WARMUP="$WARMUP" BWRAP_NOTE="$BWRAP_NOTE"
+    N_EXEC="$N_EXEC" N_OPEN="$N_OPEN" N_FILES="$N_FILES" WARMUP="$WARMUP" BWRAP_NOTE="$BWRAP_NOTE"
     DOCKER_NOTE="$DOCKER_NOTE" AIRLOCK_DOCKER_IMAGE="$DOCKER_IMAGE" AIRLOCK_DOCKER_PULL=false
     bash "$T/bench.sh" --worker)
   [ "$(id -u)" = 0 ] && cmd=(runuser -u "$RUN_USER" -- "${cmd[@]}")
@@ -544,6 +547,21 @@ worker () {
     fi
   done
 
+  # ---- 4. files: 500 small files into the warm local session ----
+  if ((session_ok)); then
+    local tree="$R/tree" k
+    mkdir -p "$tree/sub"
+    for k in $(seq 500); do printf 'file %d\n' "$k" > "$tree/$([ $((k % 2)) = 0 ] && echo sub/)f$k"; done
+    rounds=$((2 + N_FILES))
+    for ((i = 0; i < rounds; i++)); do
+      ((COUNTING = i >= 2))
+      timed fcp cp -r "$tree" "$WORK/bench-cp"
+      timed fup "$AL" cp "$tree" bench:bench-up
+      rm -rf "$WORK/bench-cp" "$WORK/bench-up"
+    done
+    rm -rf "$tree"
+  fi
+
   # ---- 3. docker: one command in a warm session, and a fresh one ----
   local docker_ok=0 container=''
   if ((daemon_ok)) && [ -z "$DOCKER_NOTE" ]; then
@@ -622,6 +640,14 @@ worker () {
     row "  JSON API open + close (docker)" dcycle drun
   else
     echo "  skipped: ${DOCKER_NOTE:-no daemon}"
+  fi
+
+  table_head "4. Files: 500 small files into a warm local session, against cp -r into its workdir"
+  if ((session_ok)); then
+    row "cp -r TREE WORKDIR/DIR (baseline)" fcp fcp
+    row "airlock cp TREE bench:DIR" fup fcp
+  else
+    echo "  skipped: no session (see above)"
   fi
 
   # ---- issue 11's goals, median to median ----
