@@ -88,6 +88,7 @@ static const char files_script[] =
   "fi\n"
   "tmp=$(mktemp -d \"$tdir/.airlock-upload.XXXXXX\") || die \"cannot write in $tdir\"\n"
   "trap 'rm -rf -- \"$tmp\"' EXIT\n"
+  "trap 'exit 143' TERM INT HUP\n"
   "if tar --version 2>/dev/null | grep -q 'GNU tar'; then\n"
   "  xopts=(-p --no-same-owner)\n"
   "else\n"
