@@ -16,7 +16,7 @@ BUILDDIR=${BUILDDIR:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 MODES=${MODES:-unprivileged setuid caps}
 SUITES=${SUITES:-sandbox run limits hostile protect session sessions files spool hygiene lifecycle api doctest policy install}
-ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile protect session sessions spool hygiene lifecycle api policy}
+ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile protect session sessions files spool hygiene lifecycle api policy}
 
 if [ "$(id -u)" != 0 ]; then
   echo "tests/run-tests.sh: run as root (sudo make check): it creates the test" \
