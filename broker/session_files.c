@@ -261,16 +261,16 @@ on_output (void *ctx, struct session_exec *e)
   pump (t);
 }
 
-/* What the script said, without its "airlock: " and last newline. */
+/* The first line the script said, without its "airlock: " (what the
+ * backend adds after it, such as input dropped once the script ended on
+ * a refusal, is left out). */
 static const char *
 script_said (struct files_transfer *t)
 {
   char *m = t->errtext;
   if (!strncmp (m, "airlock: ", 9))
     m += 9;
-  size_t l = strlen (m);
-  while (l && m[l - 1] == '\n')
-    m[--l] = '\0';
+  m[strcspn (m, "\n")] = '\0';
   return m;
 }
 
