@@ -11,7 +11,12 @@
  * script acknowledges on stdout, so what is on its way never passes what
  * a backend's stdin backlog holds, and memory stays bounded whatever the
  * size.  A download is `tar -c` to the job's stdout, i.e. its spool on
- * disk, written under the host path once the job ended. */
+ * disk, written under the host path once the job ended.
+ *
+ * What a backend needs for this, and nothing backend-specific: a job's
+ * stdin that keeps 3 MiB (and a few bytes) of input undelivered in order
+ * (stdin_feed.h holds 4), its stdout and stderr, and bash, tar (GNU or
+ * BusyBox), dd, mktemp, mv, readlink, stat in the sandbox. */
 #ifndef AIRLOCK_BROKER_SESSION_FILES_H
 #define AIRLOCK_BROKER_SESSION_FILES_H
 
