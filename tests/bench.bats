@@ -12,7 +12,7 @@ setup_file () {
   export BENCH_OUT="$T/bench.out"
   export BENCH_BUILD="$T/prefix-build"
   export BENCH_USER=airlock-bench-t
-  N_EXEC=3 N_OPEN=2 WARMUP=1 BENCH_TIMEOUT=600 BUILDDIR="$BENCH_BUILD" \
+  N_EXEC=3 N_OPEN=2 N_FILES=2 WARMUP=1 BENCH_TIMEOUT=600 BUILDDIR="$BENCH_BUILD" \
     timeout -k 10 700 "$BATS_TEST_DIRNAME/bench/bench.sh" > "$BENCH_OUT" 2>&1
   echo $? > "$T/bench.rc"
 }
@@ -28,7 +28,7 @@ samples () {
 
 @test "bench: exits 0 and prints every table" {
   [ "$(cat "$T/bench.rc")" = 0 ] || { cat "$BENCH_OUT"; false; }
-  for t in "== 0." "== 1." "== 2." "== 3." "== Goals"; do
+  for t in "== 0." "== 1." "== 2." "== 3." "== 4." "== Goals"; do
     grep -qF -- "$t" "$BENCH_OUT" || { echo "missing: $t"; cat "$BENCH_OUT"; false; }
   done
 }
@@ -37,7 +37,8 @@ samples () {
   local label
   for label in "airlock --version" "the original's wrapper, unsandboxed (emulated)" "airlock exec bench -- true (CLI)" \
                "JSON API exec, one airlock serve connection" "airlock run -- true (setuid helper)" \
-               "airlock run -- true (userns helper)" "airlock session open (CLI)" "JSON API open + close"; do
+               "airlock run -- true (userns helper)" "airlock session open (CLI)" "JSON API open + close" \
+               "cp -r TREE WORKDIR/DIR (baseline)" "airlock cp TREE bench:DIR"; do
     n=$(samples "$label")
     [ "$n" = 3 ] || [ "$n" = 2 ] || { echo "row '$label': n=$n"; cat "$BENCH_OUT"; false; }
   done
