@@ -81,7 +81,7 @@ BROKER_LIBS := -lunistring
 HELPER_SRCS := $(wildcard helper/*.c)
 BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_session.c backends/supervisor_protocol.c backends/supervisor_client.c \
                 backends/xprintf.c backends/posture.c backends/cgroup_oom.c \
-                $(sort $(wildcard backends/docker*.c))
+                $(sort $(wildcard backends/docker*.c)) $(sort $(wildcard backends/ssh*.c))
 POLICY_SRCS := $(sort $(wildcard policy/*.c))
 # What both programs have: configuration, the runtime directory, the
 # local sandbox options and airlock's protected directories.
@@ -135,9 +135,20 @@ $(BUILDDIR)/gen/seccomp_bpf.h: helper/seccomp_baseline.c $(wildcard helper/*.h) 
 	  $< $(LDHARDEN) $(shell $(PKG) --libs libseccomp)
 	$(@D)/seccomp-export > $@.tmp && mv $@.tmp $@
 
+# The ssh backend's remote wrapper, kept as a readable sh file, becomes a
+# C string here: comment lines, indentation and blank lines dropped (it
+# travels with every command).
+$(BUILDDIR)/obj/broker-backends/ssh_session.o: $(BUILDDIR)/gen/ssh_wrapper.h
+$(BUILDDIR)/gen/ssh_wrapper.h: backends/ssh_wrapper.sh Makefile
+	@mkdir -p $(@D)
+	{ echo '/* Generated from backends/ssh_wrapper.sh by the Makefile. */'; \
+	  echo '#define SSH_WRAPPER \'; \
+	  sed -e 's/^[[:space:]]*//' -e '/^#/d' -e '/^$$/d' -e 's/\\/\\\\/g' -e 's/"/\\"/g' \
+	      -e 's/^/  "/' -e 's/$$/\\n" \\/' $<; echo '  ""'; } > $@.tmp && mv $@.tmp $@
+
 $(BUILDDIR)/obj/broker-%.o: %.c $(wildcard helper/protocol.h broker/*.h backends/*.h policy/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -Ibroker -Ibackends -Ipolicy $(shell $(PKG) --cflags $(BROKER_PKGS)) \
+	$(CC) $(BASE_CFLAGS) -Ibroker -Ibackends -Ipolicy -I$(BUILDDIR)/gen $(shell $(PKG) --cflags $(BROKER_PKGS)) \
 	  -DHELPER_PATH='"$(HELPER_PATH)"' -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' \
 	  -DDAEMON_PATH='"$(DAEMON_PATH)"' -DAIRLOCK_SYSTEM_CONFIG='"$(SYSTEM_CONFIG)"' \
 	  -DAIRLOCK_DEFAULT_RULES='"$(DEFAULT_RULES)"' -DAIRLOCK_ADMIN_RULES='"$(ADMIN_RULES)"' \
@@ -275,7 +286,7 @@ DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev \
                 libcap-ng-dev libseccomp-dev libcjson-dev libcurl4-openssl-dev libcmocka-dev \
                 bats libcap2-bin busybox-static iproute2 procps util-linux passwd \
                 python3 man-db bubblewrap libpcre2-dev libunistring-dev docker.io sudo curl \
-                libarchive-dev
+                libarchive-dev openssh-client openssh-server
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	  | grep -q '^install ok installed' || echo $$p; done); \

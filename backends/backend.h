@@ -55,7 +55,17 @@ struct backend_spawn {
   bool stdin_pipe; /* else /dev/null */
   const char *script; /* NULL: fd 4 is not open */
   size_t script_len;
+  /* The job's deadline (0: none) and the grace between TERM and KILL:
+   * the session layer enforces both; a remote backend enforces them on
+   * the remote side too, for when the host cannot be reached. */
+  uint64_t timeout_ms;
+  uint32_t grace_ms;
 };
+
+/* ops->signal's answer when the host cannot be reached: the kill is
+ * retried when it can; the session layer ends the job now, with its stop
+ * cause, and reports kill_pending. */
+#define BACKEND_KILL_PENDING 1
 
 /* What the sandbox can reach, for the approval gate's risk context. */
 struct backend_reach {
@@ -86,7 +96,8 @@ struct backend_posture {
 struct backend_ops {
   const char *name;
   /* Kill every process of the job (its whole tree, including processes
-   * that left its session or process group) with sig. */
+   * that left its session or process group) with sig.  0, -errno, or
+   * BACKEND_KILL_PENDING. */
   int (*signal) (struct backend_session *s, uint32_t job, int sig);
   int (*spawn) (struct backend_session *s, const struct backend_spawn *sp,
                 char **err);

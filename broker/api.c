@@ -292,6 +292,47 @@ open_progress (void *ctx, const char *line)
  * added, "" when there were none, else the problem (malloc'd).  A
  * backend that cannot do what was asked is an error: never another
  * isolation than the one asked for. */
+/* The open field host, [USER@]HOST[:PORT] (HOST may be [v6]), as ssh.user,
+ * ssh.host and ssh.port in settings.  NULL, or the problem (malloc'd). */
+static char *
+ssh_host_field (const char *b, const cJSON *v, cJSON *settings, bool *any)
+{
+  if (!cJSON_IsString (v))
+    return xprintf ("field \"host\" must be a string");
+  if (strcmp (b, "ssh"))
+    return xprintf ("the %s backend has no host (\"host\" is for the ssh backend)", b);
+  const char *val = v->valuestring, *at = strrchr (val, '@');
+  const char *h = at ? at + 1 : val;
+  const char *end = h[0] == '[' ? strchr (h, ']') : strrchr (h, ':');
+  const char *colon = h[0] == '[' ? (end && end[1] == ':' ? end + 1 : NULL) : end;
+  if (h[0] == '[' && (!end || (end[1] && end[1] != ':')))
+    return xprintf ("host \"%s\": expected [USER@]HOST[:PORT]", val);
+  char *user = at ? strndup (val, (size_t) (at - val)) : NULL;
+  char *host = h[0] == '[' ? strndup (h + 1, (size_t) (end - h - 1))
+               : strndup (h, colon ? (size_t) (colon - h) : strlen (h));
+  char *e = NULL;
+  long port = colon ? strtol (colon + 1, &e, 10) : 0;
+  char *problem = NULL;
+  if (!host || !*host || (at && (!user || !*user)) || (colon && (!*(colon + 1) || *e)))
+    problem = xprintf ("host \"%s\": expected [USER@]HOST[:PORT]", val);
+  else if (cJSON_GetObjectItemCaseSensitive (settings, "ssh.host")
+           || (user && cJSON_GetObjectItemCaseSensitive (settings, "ssh.user"))
+           || (colon && cJSON_GetObjectItemCaseSensitive (settings, "ssh.port")))
+    problem = xprintf ("the ssh host is given twice: as \"host\" and in \"config\"");
+  else
+    {
+      cJSON_AddStringToObject (settings, "ssh.host", host);
+      if (user)
+        cJSON_AddStringToObject (settings, "ssh.user", user);
+      if (colon)
+        cJSON_AddNumberToObject (settings, "ssh.port", (double) port);
+      *any = true;
+    }
+  free (user);
+  free (host);
+  return problem;
+}
+
 static char *
 backend_shorthands (const struct airlock_config *cfg, const cJSON *req,
                     cJSON *settings)
@@ -341,6 +382,10 @@ backend_shorthands (const struct airlock_config *cfg, const cJSON *req,
       cJSON_AddItemToObject (settings, key, item);
       any = true;
     }
+  const cJSON *host = cJSON_GetObjectItemCaseSensitive (req, "host");
+  char *problem = host ? ssh_host_field (b, host, settings, &any) : NULL;
+  if (problem)
+    return problem;
   return any ? NULL : xprintf ("%s", "");
 }
 
@@ -488,6 +533,9 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
       if (!strcmp (ds->backend, "docker")
           && asprintf (&what, "image %s", config_string (ds->cfg, "docker.image")) < 0)
         what = NULL;
+      if (!strcmp (ds->backend, "ssh")
+          && asprintf (&what, "host %s", config_string (ds->cfg, "ssh.host")) < 0)
+        what = NULL;
       struct session_limits lim = {
         .timeout_sec = (uint32_t) config_int (ds->cfg, "exec.timeout"),
         .max_output_chars = (size_t) config_int (ds->cfg, "exec.max_output_chars"),
@@ -614,6 +662,8 @@ add_job (cJSON *o, const struct job_info *j)
     cJSON_AddStringToObject (o, "error", j->lost);
   if (j->spool_error)
     cJSON_AddStringToObject (o, "spool_error", j->spool_error);
+  if (j->kill_pending)
+    cJSON_AddTrueToObject (o, "kill_pending");
 }
 
 static void
@@ -803,6 +853,8 @@ on_done (void *ctx, struct session_exec *e, const struct exec_result *res)
   cJSON_AddBoolToObject (r, "timed_out", res->timed_out);
   cJSON_AddBoolToObject (r, "interrupted", res->interrupted);
   cJSON_AddBoolToObject (r, "oom_killed", res->oom_killed);
+  if (res->kill_pending)
+    cJSON_AddTrueToObject (r, "kill_pending");
   cJSON_AddItemToObject (r, "posture", p->posture);
   p->posture = NULL;
   p->result = r;
@@ -1199,7 +1251,7 @@ static const struct
   { "ping", { NULL } },
   { "status", { NULL } },
   { "shutdown", { NULL } },
-  { "open", { "session", "workdir", "backend", "image", "network", "memory",
+  { "open", { "session", "workdir", "backend", "image", "network", "memory", "host",
               "approval", "config", "client_env", "env", "idle_timeout", NULL } },
   { "close", { "session", NULL } },
   { "list", { NULL } },

@@ -17,6 +17,7 @@
 #include "local_session.h"
 #include "modal_mode.h"
 #include "sandbox_options.h"
+#include "ssh_session.h"
 
 static char *
 msg (const char *fmt, const char *a, const char *b)
@@ -243,6 +244,52 @@ open_docker (const struct backend_open_request *rq, struct backend_opened *out,
   return 0;
 }
 
+/* A remote host over OpenSSH: the user's ssh setup (config, agent,
+ * known_hosts) plus what airlock's configuration says. */
+static int
+open_ssh (const struct backend_open_request *rq, struct backend_opened *out,
+          char **err)
+{
+  const struct airlock_config *cfg = rq->cfg;
+  const char *host = config_string (cfg, "ssh.host");
+  if (!host)
+    {
+      *err = strdup ("the ssh backend needs a host: --host [USER@]HOST[:PORT], "
+                     "the open field \"host\", or ssh.host in the configuration");
+      return -1;
+    }
+  bool port_set = strcmp (config_origin (cfg, "ssh.port"), "default") != 0;
+  struct ssh_session_options o = {
+    .target = {
+      .program = config_string (cfg, "ssh.program"),
+      .host = host,
+      .user = config_string (cfg, "ssh.user"),
+      /* unset: ssh's choice (~/.ssh/config may name another port) */
+      .port = port_set ? (int) config_int (cfg, "ssh.port") : 0,
+      .key = config_string (cfg, "ssh.key"),
+      .config = config_string (cfg, "ssh.config"),
+      .known_hosts = config_string (cfg, "ssh.known_hosts"),
+      .strict = config_string (cfg, "ssh.strict_host_key_checking"),
+      .options = config_list (cfg, "ssh.options"),
+      .connect_timeout = (int) config_int (cfg, "ssh.connect_timeout"),
+      .alive_interval = (int) config_int (cfg, "ssh.server_alive_interval"),
+      .alive_count = (int) config_int (cfg, "ssh.server_alive_count"),
+      .control_persist = (int) config_int (cfg, "ssh.control_persist"),
+    },
+    .runtime_dir = rq->owner_id,
+    .session = rq->session,
+    .remote_dir = config_string (cfg, "ssh.remote_dir"),
+    .workdir = config_string (cfg, "ssh.workdir"),
+    .job_ttl_s = config_int (cfg, "ssh.job_ttl"),
+    .disposable = config_bool (cfg, "ssh.disposable"),
+  };
+  out->bs = ssh_session_open (&o, &out->cwd, err);
+  if (!out->bs)
+    return -1;
+  out->ops = ssh_session_ops ();
+  return 0;
+}
+
 /* Whether another daemon still serves at its runtime directory. */
 static bool
 owner_alive (void *ctx, const char *owner)
@@ -303,7 +350,9 @@ backend_open (const struct backend_open_request *rq, struct backend_opened *out,
     return open_modal (rq, err);
   if (!strcmp (rq->backend, "docker"))
     return open_docker (rq, out, err);
-  *err = msg ("backend \"%s\" is not available yet; use \"local\" or "
-              "\"docker\"%s", rq->backend, "");
+  if (!strcmp (rq->backend, "ssh"))
+    return open_ssh (rq, out, err);
+  *err = msg ("backend \"%s\" is not available yet; use \"local\", "
+              "\"docker\" or \"ssh\"%s", rq->backend, "");
   return BACKEND_NOT_IMPLEMENTED;
 }

@@ -252,6 +252,7 @@ print_error (const cJSON *r, const char *what)
 static const char session_usage[]
     = "Usage: airlock session ls\n"
       "       airlock session open NAME [--backend B] [--image I] [--workdir DIR]\n"
+      "                                 [--host [USER@]HOST[:PORT]] (ssh)\n"
       "                                 [--network M] [--memory N] [--idle-timeout S]\n"
       "                                 [--env NAME=VALUE]...\n"
       "       airlock session close NAME\n"
@@ -285,6 +286,7 @@ open_request (int argc, char **argv)
     { "memory", required_argument, NULL, 'm' },
     { "idle-timeout", required_argument, NULL, 't' },
     { "env", required_argument, NULL, 'e' },
+    { "host", required_argument, NULL, 'H' },
     { NULL, 0, NULL, 0 },
   };
   cJSON *req = cJSON_CreateObject ();
@@ -304,6 +306,7 @@ open_request (int argc, char **argv)
         case 'i': cJSON_AddStringToObject (req, "image", optarg); break;
         case 'n': cJSON_AddStringToObject (req, "network", optarg); break;
         case 'm': cJSON_AddStringToObject (req, "memory", optarg); break;
+        case 'H': cJSON_AddStringToObject (req, "host", optarg); break;
         case 'w':
           free (workdir);
           if (!(workdir = realpath (optarg, NULL)))
@@ -578,6 +581,9 @@ run_exec (struct daemon_conn *c, int sfd, const char *session, cJSON *req, char 
             fprintf (stderr, "airlock: the full output is in %s\n", spill->valuestring);
           if (cJSON_IsString (spool))
             fprintf (stderr, "airlock: %s\n", spool->valuestring);
+          if (cJSON_IsTrue (cJSON_GetObjectItem (m, "kill_pending")))
+            fprintf (stderr, "airlock: the sandbox could not be reached to stop the "
+                     "command; the kill is retried when it can be (kill_pending)\n");
           if (cwd && cJSON_IsString (dir))
             *cwd = strdup (dir->valuestring);
         }

@@ -190,6 +190,35 @@ ok_argv_word (char *s)
   return true;
 }
 
+/* An ssh option for -o: Key=Value (the value may have spaces: it is one
+ * argv item). */
+static bool
+ok_ssh_option (char *s)
+{
+  char *eq = strchr (s, '=');
+  if (!eq || eq == s)
+    return false;
+  for (char *p = s; p < eq; p++)
+    if (!isalnum ((unsigned char) *p))
+      return false;
+  for (char *p = eq + 1; *p; p++)
+    if (iscntrl ((unsigned char) *p))
+      return false;
+  return eq[1] != 0;
+}
+
+/* A remote path: any text on one line. */
+static bool
+ok_line (char *s)
+{
+  if (!*s)
+    return false;
+  for (; *s; s++)
+    if (iscntrl ((unsigned char) *s))
+      return false;
+  return true;
+}
+
 static const struct check SIZE
     = { ok_size, "a size like 512M or 2G", "size" };
 static const struct check MEMORY
@@ -213,6 +242,10 @@ static const struct check CAPABILITY
         "capability name" };
 static const struct check URL
     = { ok_url, "an http:// or https:// URL", "URL" };
+static const struct check SSH_OPTION
+    = { ok_ssh_option, "an ssh option like ServerAliveInterval=5", "Key=Value" };
+static const struct check LINE
+    = { ok_line, "a non-empty path on one line", "path" };
 static const struct check ARGV_WORD
     = { ok_argv_word, "a non-empty name without spaces, not starting with -",
         "no spaces, no leading -" };
@@ -254,6 +287,7 @@ static const char *const backends[]
 static const char *const local_networks[]
     = { "loopback", "none", "host", NULL };
 static const char *const modal_modes[] = { "auto", "direct", "managed", NULL };
+static const char *const ssh_strict[] = { "accept-new", "yes", NULL };
 static const char *const spool_full_actions[] = { "continue", "stop", NULL };
 static const char *const client_gone_actions[] = { "interrupt", "background", NULL };
 static const char *const approval_modes[]
@@ -403,6 +437,39 @@ static const struct cfg_key keys[] = {
     .check = &ARGV_WORD,
     .doc = "Remote directory of airlock's job directories; relative to the "
            "remote login directory unless absolute." },
+  { .key = "ssh.workdir", .type = T_STRING, .check = &LINE,
+    .doc = "Remote working directory of the session; unset: the remote login "
+           "directory." },
+  { .key = "ssh.strict_host_key_checking", .type = T_ENUM, .sdef = "accept-new",
+    .choices = ssh_strict,
+    .doc = "`accept-new`: a host seen for the first time is recorded, a changed "
+           "key refused; `yes`: only hosts already in known_hosts (hardened "
+           "setups).  A changed host key is never replaced." },
+  { .key = "ssh.known_hosts", .type = T_STRING, .check = &ABS_PATH, .flags = F_TILDE,
+    .doc = "Known hosts file (UserKnownHostsFile); unset: ssh's default." },
+  { .key = "ssh.config", .type = T_STRING, .check = &ABS_PATH, .flags = F_TILDE,
+    .doc = "ssh client configuration file (-F); unset: ssh's default "
+           "(`~/.ssh/config`)." },
+  { .key = "ssh.options", .type = T_LIST, .check = &SSH_OPTION,
+    .doc = "Extra ssh options, `Key=Value` each (e.g. `ProxyJump=bastion`); "
+           "airlock's own (BatchMode, Control*, the timeouts above) win." },
+  { .key = "ssh.connect_timeout", .type = T_INT, .idef = 10, .min = 1, .max = 300,
+    .doc = "Seconds to wait for the connection (ConnectTimeout)." },
+  { .key = "ssh.server_alive_interval", .type = T_INT, .idef = 15, .min = 1,
+    .max = 3600,
+    .doc = "Seconds between keepalives on a quiet connection "
+           "(ServerAliveInterval)." },
+  { .key = "ssh.server_alive_count", .type = T_INT, .idef = 3, .min = 1, .max = 100,
+    .doc = "Keepalives unanswered before the connection counts as lost "
+           "(ServerAliveCountMax); commands resume when it is back." },
+  { .key = "ssh.disposable", .type = T_BOOL, .bdef = false,
+    .doc = "The host is a disposable sandbox: the approval gate treats it as "
+           "isolated.  Otherwise it is a real machine and gets the full gate." },
+  { .key = "ssh.job_ttl", .type = T_INT, .idef = DAY, .min = 60, .max = 30 * DAY,
+    .doc = "Seconds after which job directories left by a daemon that died "
+           "are removed, at the next connection." },
+  { .key = "ssh.program", .type = T_STRING, .sdef = "ssh", .check = &ARGV_WORD,
+    .doc = "The OpenSSH client to run (a name in PATH, or a path)." },
 
   { .key = "singularity.image", .type = T_STRING,
     .sdef = "docker://debian:bookworm-slim", .check = &ARGV_WORD,

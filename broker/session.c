@@ -78,6 +78,7 @@ struct session_exec {
   /* A job of the session layer's own (session_job_script): a fixed
    * script, no shell state, no result windows; forgotten once it ended. */
   bool raw;
+  bool kill_pending; /* the backend could not reach the sandbox to kill it */
   struct session_exec *next;
 };
 
@@ -193,7 +194,8 @@ make_base_env (const char *name)
  * snapshot and keeps it out of the next save. */
 static int
 spawn_script (struct session *s, uint32_t job, char *script, bool with_stdin,
-              bool login, const char *const *exec_env, char **err)
+              bool login, const char *const *exec_env, uint64_t timeout_ms,
+              char **err)
 {
   if (!script)
     {
@@ -217,7 +219,8 @@ spawn_script (struct session *s, uint32_t job, char *script, bool with_stdin,
       struct backend_spawn sp = { .job = job, .argv = argv,
                                   .envp = (const char *const *) envp,
                                   .cwd = "/", .stdin_pipe = with_stdin,
-                                  .script = script, .script_len = strlen (script) };
+                                  .script = script, .script_len = strlen (script),
+                                  .timeout_ms = timeout_ms, .grace_ms = s->lim.grace_ms };
       rc = n == nb + nx ? s->ops->spawn (s->bs, &sp, err)
                         : (*err = xprintf ("out of memory"), -1);
       for (size_t i = nb; i < n; i++)
@@ -283,6 +286,18 @@ say (struct session_exec *e, const char *m)
     record_output (e, 2, m, strlen (m));
 }
 
+static void end_job (struct session *s, struct session_exec *e, int code, int sig,
+                     const char *lost);
+
+/* The sandbox cannot be reached to kill the job (a remote host): it ends
+ * now, with its stop cause; the backend kills it when it can. */
+static void
+kill_pending (struct session_exec *e)
+{
+  e->kill_pending = true;
+  end_job (e->s, e, 0, 0, NULL);
+}
+
 /* The one kill path: TERM to the job's whole tree now, KILL to whatever
  * is left after the grace period (session_process). */
 static void
@@ -291,7 +306,8 @@ stop_job (struct session_exec *e, enum job_end why)
   if (e->state != JOB_RUNNING || e->stop_reason != JOB_END_NONE)
     return;
   e->stop_reason = why;
-  e->s->ops->signal (e->s->bs, e->job, SIGTERM);
+  if (e->s->ops->signal (e->s->bs, e->job, SIGTERM) == BACKEND_KILL_PENDING)
+    return kill_pending (e);
   e->kill_at = session_now_ms () + e->s->lim.grace_ms;
 }
 
@@ -386,6 +402,7 @@ end_job (struct session *s, struct session_exec *e, int code, int sig,
   struct exec_result r = { .job = e->job, .cause = e->cause, .lost = e->lost,
                            .exit_code = e->exit_code, .oom_killed = oom,
                            .timed_out = e->cause == JOB_END_TIMED_OUT,
+                           .kill_pending = e->kill_pending,
                            .interrupted = e->cause == JOB_END_INTERRUPTED };
   bool t;
   r.stdout_text = output_window_render (e->w_out, &t, NULL);
@@ -462,8 +479,12 @@ session_process (struct session *s, char **err)
         stop_job (e, JOB_END_TIMED_OUT);
       if (e->kill_at >= 0 && now >= e->kill_at)
         {
-          s->ops->signal (s->bs, e->job, SIGKILL);
           e->kill_at = -1;
+          if (s->ops->signal (s->bs, e->job, SIGKILL) == BACKEND_KILL_PENDING)
+            {
+              kill_pending (e);
+              continue;
+            }
           e->lost_at = now + LOST_AFTER_KILL_MS;
         }
       if (e->lost_at >= 0 && now >= e->lost_at)
@@ -504,7 +525,7 @@ run_bootstrap (struct session *s, const char *cwd, char **err)
 {
   uint32_t job = ++s->next_job;
   if (spawn_script (s, job, shell_bootstrap_script (cwd), false, true,
-                    (const char *const *) s->session_env, err) < 0)
+                    (const char *const *) s->session_env, BOOTSTRAP_TIMEOUT_MS, err) < 0)
     return -1;
   long long until = session_now_ms () + BOOTSTRAP_TIMEOUT_MS;
   struct report meta = { 0 };
@@ -680,7 +701,7 @@ session_exec (struct session *s, const struct exec_request *rq,
       free_exec (e);
       return -E2BIG;
     }
-  if (spawn_script (s, e->job, script, with_stdin, false, rq->env, err) < 0)
+  if (spawn_script (s, e->job, script, with_stdin, false, rq->env, timeout_ms, err) < 0)
     {
       free_exec (e);
       return -1;
@@ -746,7 +767,7 @@ fill_info (const struct session_exec *e, struct job_info *i)
                           .started_ms = e->started, .ended_ms = e->ended,
                           .output_bytes = spool_size (e->spool),
                           .spool_error = spool_error (e->spool),
-                          .lost = e->lost };
+                          .lost = e->lost, .kill_pending = e->kill_pending };
 }
 
 int

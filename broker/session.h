@@ -78,6 +78,9 @@ struct exec_result {
   int exit_code;            /* 124 timeout, 130 interrupt, 128+N signal */
   bool timed_out, interrupted;
   bool oom_killed;          /* the kernel killed it for want of memory: 137 */
+  bool kill_pending;        /* timed out or stopped while the sandbox could
+                               not be reached: the kill is retried when it
+                               can be */
   char *stdout_text, *stderr_text, *output; /* bounded, UTF-8 */
   bool truncated;
   size_t total_chars;       /* of the merged output */
@@ -109,6 +112,7 @@ struct job_info {
   uint64_t output_bytes;    /* in the spool (job_read: the next offset) */
   const char *spool_error;  /* NULL, or why the spool is incomplete */
   const char *lost;         /* JOB_END_LOST: why */
+  bool kill_pending;        /* see exec_result */
 };
 
 /* Open a session on a backend session that is already up: runs the shell

@@ -1,0 +1,238 @@
+# SPDX-License-Identifier: MIT
+# The remote half of the ssh backend (backends/ssh_session.c), in POSIX sh.
+# Nothing is installed remotely: every ssh channel runs the same fixed
+# bootstrap (SSH_REMOTE_BOOTSTRAP), which reads a length line and then this
+# code, behind a preamble of variable assignments, from its stdin; so no
+# command text, script or environment value is ever in a remote argv.
+# The build strips comment lines and indentation (build/gen/ssh_wrapper.h).
+#
+# Preamble: M mode (probe run resume close), B base directory of the job
+# directories, J job name (close: the names, space-separated), and for run:
+# SL/EL bytes of script/env that follow, IN 1 when stdin is a pipe, T
+# deadline ms (0 none), G grace ms, CW working directory, "$@" the argv;
+# for resume: O1 O2 O3 the offsets of out, err, meta; probe: WD, TTL.
+#
+# Frames to the local side (stdout): "O STREAM OFFSET LEN\n" + LEN bytes,
+# "S PID\n" started, "R STATUS\n" ended, "H\n" heartbeat, "L WORDS\n" lost,
+# "E WORDS\n" failed, "P KEY VALUE\n" probe answers.  From the local side
+# (stdin): "D LEN\n" + LEN bytes of stdin, "C\n" end of stdin, "K SIG\n" a
+# signal to the job's session, "T GRACE\n" TERM then KILL after GRACE ms,
+# "A\n" delivered: remove the job directory.
+umask 077
+case $B in /*) ;; *) B=$HOME/$B ;; esac
+# Signal $1 to every process of session $2 (the job's pid is its sid).
+ks() {
+  if command -v pkill >/dev/null 2>&1; then
+    pkill -"$1" -s "$2" 2>/dev/null
+  else
+    for p in /proc/[0-9]*; do
+      s=$(cat "$p/stat" 2>/dev/null) || continue
+      s=${s##*) }
+      set -- "$1" "$2" $s
+      [ "$6" = "$2" ] && kill -"$1" "${p#/proc/}" 2>/dev/null
+    done
+  fi
+  return 0
+}
+# Milliseconds as seconds for sleep (GNU sleep takes fractions).
+sec() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
+fail() { printf 'E %s\n' "$*"; exit 0; }
+
+if [ "$M" = probe ]; then
+  printf 'P home %s\n' "$HOME"
+  printf 'P bash %s\n' "$(command -v bash)"
+  miss=
+  for c in setsid head tail stat mkfifo find; do
+    command -v $c >/dev/null 2>&1 || miss="$miss $c"
+  done
+  printf 'P missing %s\n' "$miss"
+  if [ -n "$WD" ]; then
+    w=$(cd "$WD" 2>&1 && pwd) || fail "the remote working directory $WD: $w"
+  else
+    w=$(pwd)
+  fi
+  printf 'P wd %s\n' "$w"
+  e=$(mkdir -p "$B" 2>&1 && chmod 700 "$B" 2>&1 && : > "$B/.probe" 2>&1) \
+    || fail "cannot use the remote job directory $B: $e"
+  rm -f "$B/.probe"
+  # Job directories of daemons that died: their runner is gone.
+  find "$B" -mindepth 1 -maxdepth 1 -type d -mmin +$((TTL / 60)) 2>/dev/null |
+  while read -r d; do
+    r=
+    [ -r "$d/runner" ] && read -r r < "$d/runner"
+    [ -n "$r" ] && kill -0 "$r" 2>/dev/null && continue
+    rm -rf "$d"
+  done
+  printf 'P ok 1\n'
+  exit 0
+fi
+
+if [ "$M" = close ]; then
+  for j in $J; do
+    p=
+    [ -r "$B/$j/pid" ] && read -r p < "$B/$j/pid"
+    [ -z "$p" ] || [ -e "$B/$j/rc" ] || ks 9 "$p"
+    rm -rf "$B/$j"
+  done
+  exit 0
+fi
+
+J=$B/$J
+# Wait up to 5 s for the job's pid (the runner writes it as it starts).
+pid() {
+  i=0
+  while [ ! -s "$J/pid" ] && [ $i -lt 100 ] && [ -d "$J" ]; do
+    sleep 0.05; i=$((i + 1))
+  done
+  p=
+  [ -r "$J/pid" ] && read -r p < "$J/pid"
+  [ -n "$p" ]
+}
+
+if [ "$M" = run ]; then
+  mkdir -p "$B" 2>/dev/null
+  e=$(mkdir "$J" 2>&1) || fail "cannot create the job directory $J on the remote host: $e"
+  e=$({ head -c "$SL" > "$J/script" && head -c "$EL" > "$J/env" \
+        && : > "$J/out" && : > "$J/err" && : > "$J/meta"; } 2>&1)
+  if [ -n "$e" ] || [ "$(wc -c < "$J/script")" != "$SL" ] || [ "$(wc -c < "$J/env")" != "$EL" ]; then
+    rm -rf "$J"
+    fail "cannot write the job directory $J on the remote host (is its disk full?): $e"
+  fi
+  [ "$IN" = 1 ] && mkfifo "$J/in"
+  # The runner: its own session, apart from the ssh channel; the job is
+  # another session (pid = sid) so that killing it spares the runner,
+  # which then writes the exit status atomically.
+  cat > "$J/run" <<'RUNNER' || fail "cannot write the job directory $J on the remote host (is its disk full?)"
+J=$1 T=$2 G=$3 I=$4 C=$5
+shift 5
+echo $$ > "$J/runner"
+ks() {
+  if command -v pkill >/dev/null 2>&1; then pkill -"$1" -s "$2" 2>/dev/null; else
+    for p in /proc/[0-9]*; do
+      s=$(cat "$p/stat" 2>/dev/null) || continue
+      s=${s##*) }
+      set -- "$1" "$2" $s
+      [ "$6" = "$2" ] && kill -"$1" "${p#/proc/}" 2>/dev/null
+    done
+  fi
+  return 0
+}
+sec() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
+S=$(command -v setsid)
+X=$(command -v "$1")
+shift
+(
+  for v in $(env | sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)=.*/\1/p'); do
+    case $v in HOME|USER|LOGNAME|SHELL) ;; *) unset "$v" 2>/dev/null ;; esac
+  done
+  . "$J/env"
+  cd "$C" 2>/dev/null || cd /
+  if [ "$I" = 1 ]; then exec < "$J/in"; else exec < /dev/null; fi
+  exec "$S" "$X" "$@" 3> "$J/meta" 4< "$J/script" > "$J/out" 2> "$J/err"
+) &
+p=$!
+echo $p > "$J/pid.tmp" && mv "$J/pid.tmp" "$J/pid"
+w=
+if [ "$T" -gt 0 ]; then
+  (
+    sleep "$(sec "$T")"
+    [ -e "$J/rc" ] || ks 15 $p
+    sleep "$(sec "$G")"
+    [ -e "$J/rc" ] || ks 9 $p
+  ) < /dev/null > /dev/null 2>&1 &
+  w=$!
+fi
+wait $p
+rc=$?
+echo $rc > "$J/rc.tmp" && mv "$J/rc.tmp" "$J/rc"
+if [ -n "$w" ]; then
+  pkill -P $w 2>/dev/null
+  kill $w 2>/dev/null
+fi
+RUNNER
+  setsid sh "$J/run" "$J" "$T" "$G" "$IN" "$CW" "$@" < /dev/null > /dev/null 2>&1 &
+elif [ "$M" = resume ]; then
+  [ -d "$J" ] || { printf 'L %s\n' "its job directory $J is gone from the remote host (removed, or the host was reinstalled or its /home wiped)"; exit 0; }
+  IN=0
+else
+  fail "unknown mode $M"
+fi
+
+# The local side's requests, beside the output.  On the end of its input
+# without "A" (the connection dropped) the follower stops too: a resume
+# follows.
+rd() {
+  [ "$IN" = 1 ] && exec 6> "$J/in"
+  while read -r c a; do
+    case $c in
+    D)
+      head -c "$a" > "$J/ib"
+      if [ "$IN" = 1 ]; then cat "$J/ib" >&6 2>/dev/null || { IN=0; exec 6>&-; }; fi
+      ;;
+    C) [ "$IN" = 1 ] && { IN=0; exec 6>&-; } ;;
+    K) pid && ks "$a" "$p" ;;
+    T)
+      if pid; then
+        ks 15 "$p"
+        ( sleep "$(sec "$a")"; [ -e "$J/rc" ] || ks 9 "$p" ) < /dev/null > /dev/null 2>&1 &
+      fi
+      ;;
+    A) rm -rf "$J"; exit 0 ;;
+    esac
+  done
+  kill $$ 2>/dev/null
+  exit 0
+}
+exec 5<&0
+rd <&5 &
+r=$!
+exec 5<&-
+
+pid && printf 'S %s\n' "$p"
+O1=${O1:-0} O2=${O2:-0} O3=${O3:-0}
+# Stream $2 (file $3 of size $4) from offset O$2.
+em() {
+  eval "o=\$O$1"
+  [ "$3" -gt "$o" ] || return 1
+  n=$(($3 - o))
+  printf 'O %s %s %s\n' "$1" "$o" "$n" || exit 0
+  tail -c +$((o + 1)) "$J/$2" | head -c "$n" || exit 0
+  eval "O$1=$3"
+}
+d=5 ds=0.005 idle=0 hb=0
+while :; do
+  e=0
+  [ -e "$J/rc" ] && e=1
+  set -- $(stat -c %s "$J/out" "$J/err" "$J/meta" 2>/dev/null)
+  if [ $# != 3 ]; then
+    printf 'L %s\n' "its job directory $J vanished on the remote host while it ran"
+    exit 0
+  fi
+  m=0
+  em 1 out "$1" && m=1
+  em 2 err "$2" && m=1
+  em 3 meta "$3" && m=1
+  if [ $e = 1 ]; then
+    read -r rc < "$J/rc"
+    printf 'R %s\n' "$rc" || exit 0
+    wait $r
+    exit 0
+  fi
+  if [ $m = 1 ]; then
+    d=5 ds=0.005 hb=0
+    continue
+  fi
+  sleep $ds
+  idle=$((idle + d)) hb=$((hb + d))
+  case $d in 5) d=10 ds=0.01 ;; 10) d=20 ds=0.02 ;; 20) d=50 ds=0.05 ;; 50) d=100 ds=0.1 ;; *) d=200 ds=0.2 ;; esac
+  if [ $hb -ge 2000 ]; then
+    hb=0
+    printf 'H\n' || exit 0
+    rp=
+    [ -r "$J/runner" ] && read -r rp < "$J/runner"
+    if [ -n "$rp" ] && ! kill -0 "$rp" 2>/dev/null && [ ! -e "$J/rc" ]; then
+      printf 'L %s\n' "its remote wrapper (pid $rp) was killed on the remote host before the command ended, so its exit status is lost"
+      exit 0
+    fi
+  fi
+done
