@@ -72,7 +72,7 @@ if [ "$M" = close ]; then
     p=
     [ -r "$B/$j/pid" ] && read -r p < "$B/$j/pid"
     [ -z "$p" ] || [ -e "$B/$j/rc" ] || ks 9 "$p"
-    rm -rf "$B/$j"
+    [ -e "$B/.keep" ] || rm -rf "$B/$j"
   done
   exit 0
 fi
@@ -121,6 +121,10 @@ sec() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
 S=$(command -v setsid)
 X=$(command -v "$1")
 shift
+# fd 3 must be a pipe (the shell wrapper finds it by its pipe identity).
+mkfifo "$J/m"
+cat "$J/m" > "$J/meta" &
+mc=$!
 (
   for v in $(env | sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)=.*/\1/p'); do
     case $v in HOME|USER|LOGNAME|SHELL) ;; *) unset "$v" 2>/dev/null ;; esac
@@ -128,7 +132,7 @@ shift
   . "$J/env"
   cd "$C" 2>/dev/null || cd /
   if [ "$I" = 1 ]; then exec < "$J/in"; else exec < /dev/null; fi
-  exec "$S" "$X" "$@" 3> "$J/meta" 4< "$J/script" > "$J/out" 2> "$J/err"
+  exec "$S" "$X" "$@" 3> "$J/m" 4< "$J/script" > "$J/out" 2> "$J/err"
 ) &
 p=$!
 echo $p > "$J/pid.tmp" && mv "$J/pid.tmp" "$J/pid"
@@ -144,6 +148,7 @@ if [ "$T" -gt 0 ]; then
 fi
 wait $p
 rc=$?
+wait $mc
 echo $rc > "$J/rc.tmp" && mv "$J/rc.tmp" "$J/rc"
 if [ -n "$w" ]; then
   pkill -P $w 2>/dev/null
@@ -177,7 +182,7 @@ rd() {
         ( sleep "$(sec "$a")"; [ -e "$J/rc" ] || ks 9 "$p" ) < /dev/null > /dev/null 2>&1 &
       fi
       ;;
-    A) rm -rf "$J"; exit 0 ;;
+    A) [ -e "$B/.keep" ] || rm -rf "$J"; exit 0 ;;
     esac
   done
   kill $$ 2>/dev/null
