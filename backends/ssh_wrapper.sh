@@ -72,7 +72,7 @@ if [ "$M" = close ]; then
     p=
     [ -r "$B/$j/pid" ] && read -r p < "$B/$j/pid"
     [ -z "$p" ] || [ -e "$B/$j/rc" ] || ks 9 "$p"
-    [ -e "$B/.keep" ] || rm -rf "$B/$j"
+    rm -rf "$B/$j"
   done
   exit 0
 fi
@@ -182,7 +182,7 @@ rd() {
         ( sleep "$(sec "$a")"; [ -e "$J/rc" ] || ks 9 "$p" ) < /dev/null > /dev/null 2>&1 &
       fi
       ;;
-    A) [ -e "$B/.keep" ] || rm -rf "$J"; exit 0 ;;
+    A) rm -rf "$J"; exit 0 ;;
     esac
   done
   kill $$ 2>/dev/null
