@@ -187,6 +187,12 @@ $(BUILDDIR)/airlock-session-driver: tests/session_driver.c $(DRIVER_SRCS) helper
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' -o $@ \
 	  tests/session_driver.c $(DRIVER_SRCS) helper/protocol.c $(LDHARDEN)
 
+# The ssh backend alone, streaming through a real sshd (tests/ssh-backend.bats).
+SSH_STREAM_SRCS := tests/ssh_stream.c backends/ssh_session.c backends/ssh_transport.c backends/xprintf.c
+$(BUILDDIR)/airlock-ssh-stream: $(SSH_STREAM_SRCS) $(BUILDDIR)/gen/ssh_wrapper.h $(wildcard backends/*.h) Makefile $(BUILD_OPTIONS)
+	@mkdir -p $(BUILDDIR)
+	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -I$(BUILDDIR)/gen -o $@ $(SSH_STREAM_SRCS) $(LDHARDEN)
+
 # Unit tests (cmocka), always with ASan+UBSan: test_X tests the module(s)
 # listed for it.
 UNIT_TESTS := protocol output_window config shell_state supervisor_protocol
@@ -263,7 +269,7 @@ fuzz: $(foreach f,$(FUZZERS),$(BUILDDIR)/fuzz_$(f)) $(BUILDDIR)/make_seeds
 	done
 
 # ---- tests ----
-TEST_TOOLS := $(BUILDDIR)/airlock-probe $(BUILDDIR)/airlock-hostile \
+TEST_TOOLS := $(BUILDDIR)/airlock-probe $(BUILDDIR)/airlock-hostile $(BUILDDIR)/airlock-ssh-stream \
               $(foreach t,$(UNIT_TESTS),$(BUILDDIR)/test_$(t)) \
               $(BUILDDIR)/airlock-session-driver \
               $(BUILDDIR)/fuzz_protocol $(BUILDDIR)/fuzz_shell_parse $(BUILDDIR)/fuzz_gate \

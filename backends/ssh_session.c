@@ -432,6 +432,13 @@ static void
 frame (struct backend_session *s, struct ssh_job *j, char *h)
 {
   j->last_heard = now_ms ();
+  if (j->lost_since)
+    {
+      fprintf (stderr, "airlock: session %s, job %u: resumed after %lld ms\n",
+               s->session, j->id, j->last_heard - j->lost_since);
+      j->lost_since = 0;
+      j->attempts = 0;
+    }
   char c = h[0];
   const char *arg = h[1] == ' ' ? h + 2 : h + 1;
   if (c == 'O')
