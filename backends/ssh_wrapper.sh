@@ -81,20 +81,24 @@ J=$B/$J
 # Wait up to 5 s for the job's pid (the runner writes it as it starts).
 pid() {
   i=0
-  while [ ! -s "$J/pid" ] && [ $i -lt 100 ] && [ -d "$J" ]; do
-    sleep 0.05; i=$((i + 1))
+  while [ ! -s "$J/pid" ] && [ $i -lt 500 ] && [ -d "$J" ]; do
+    sleep 0.01; i=$((i + 1))
   done
   p=
   [ -r "$J/pid" ] && read -r p < "$J/pid"
   [ -n "$p" ]
 }
 
+# The runner wakes the follower when the job ended (USR1 ends its sleep).
+wk=0
+trap 'wk=1' USR1
 if [ "$M" = run ]; then
   mkdir -p "$B" 2>/dev/null
   e=$(mkdir "$J" 2>&1) || fail "cannot create the job directory $J on the remote host: $e"
-  e=$({ head -c "$SL" > "$J/script" && head -c "$EL" > "$J/env" \
-        && : > "$J/out" && : > "$J/err" && : > "$J/meta"; } 2>&1)
-  if [ -n "$e" ] || [ "$(wc -c < "$J/script")" != "$SL" ] || [ "$(wc -c < "$J/env")" != "$EL" ]; then
+  if ! { head -c "$SL" > "$J/script" && head -c "$EL" > "$J/env" \
+         && : > "$J/out" && : > "$J/err" && : > "$J/meta"; } 2> "$J/e"; then
+    e=
+    read -r e < "$J/e"
     rm -rf "$J"
     fail "cannot write the job directory $J on the remote host (is its disk full?): $e"
   fi
@@ -118,30 +122,28 @@ ks() {
   return 0
 }
 sec() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
-S=$(command -v setsid)
-X=$(command -v "$1")
-shift
 # fd 3 must be a pipe (the shell wrapper finds it by its pipe identity).
 mkfifo "$J/m"
 cat "$J/m" > "$J/meta" &
 mc=$!
-(
-  for v in $(env | sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)=.*/\1/p'); do
-    case $v in HOME|USER|LOGNAME|SHELL) ;; *) unset "$v" 2>/dev/null ;; esac
-  done
-  . "$J/env"
-  cd "$C" 2>/dev/null || cd /
-  if [ "$I" = 1 ]; then exec < "$J/in"; else exec < /dev/null; fi
-  exec "$S" "$X" "$@" 3> "$J/m" 4< "$J/script" > "$J/out" 2> "$J/err"
-) &
+# The job's environment is exactly the env file (and who it runs as);
+# it is a session of its own: pid = sid.
+i=/dev/null
+[ "$I" = 1 ] && i=$J/in
+env -i HOME="$HOME" USER="$USER" LOGNAME="$LOGNAME" SHELL="$SHELL" \
+  sh -c '. "$0/env"; cd "$1" 2>/dev/null || cd /; shift; exec setsid "$@"' "$J" "$C" "$@" \
+  3> "$J/m" 4< "$J/script" > "$J/out" 2> "$J/err" < "$i" &
 p=$!
-echo $p > "$J/pid.tmp" && mv "$J/pid.tmp" "$J/pid"
+echo $p > "$J/pid"
 w=
 if [ "$T" -gt 0 ]; then
   (
-    sleep "$(sec "$T")"
+    trap 'kill $s 2>/dev/null; exit 0' TERM
+    sleep "$(sec "$T")" & s=$!
+    wait $s
     [ -e "$J/rc" ] || ks 15 $p
-    sleep "$(sec "$G")"
+    sleep "$(sec "$G")" & s=$!
+    wait $s
     [ -e "$J/rc" ] || ks 9 $p
   ) < /dev/null > /dev/null 2>&1 &
   w=$!
@@ -150,10 +152,12 @@ wait $p
 rc=$?
 wait $mc
 echo $rc > "$J/rc.tmp" && mv "$J/rc.tmp" "$J/rc"
-if [ -n "$w" ]; then
-  pkill -P $w 2>/dev/null
-  kill $w 2>/dev/null
-fi
+[ -z "$w" ] || kill $w 2>/dev/null
+# The follower that started us, if it is still our parent.
+read -r st < /proc/$$/stat
+st=${st##*) }
+set -- $st
+[ "$2" != "$PPID" ] || kill -USR1 "$PPID" 2>/dev/null
 RUNNER
   setsid sh "$J/run" "$J" "$T" "$G" "$IN" "$CW" "$@" < /dev/null > /dev/null 2>&1 &
 elif [ "$M" = resume ]; then
@@ -193,7 +197,6 @@ rd <&5 &
 r=$!
 exec 5<&-
 
-pid && printf 'S %s\n' "$p"
 O1=${O1:-0} O2=${O2:-0} O3=${O3:-0}
 # Stream $2 (file $3 of size $4) from offset O$2.
 em() {
@@ -205,7 +208,12 @@ em() {
   eval "O$1=$3"
 }
 d=5 ds=0.005 idle=0 hb=0
+sp=
 while :; do
+  if [ -z "$sp" ] && [ -s "$J/pid" ]; then
+    read -r sp < "$J/pid"
+    printf 'S %s\n' "$sp" || exit 0
+  fi
   e=0
   [ -e "$J/rc" ] && e=1
   set -- $(stat -c %s "$J/out" "$J/err" "$J/meta" 2>/dev/null)
@@ -220,14 +228,18 @@ while :; do
   if [ $e = 1 ]; then
     read -r rc < "$J/rc"
     printf 'R %s\n' "$rc" || exit 0
-    wait $r
+    while kill -0 $r 2>/dev/null; do wait $r; done
     exit 0
   fi
   if [ $m = 1 ]; then
     d=5 ds=0.005 hb=0
     continue
   fi
-  sleep $ds
+  if [ $wk = 0 ]; then
+    sleep $ds &
+    wait $! || kill $! 2>/dev/null
+  fi
+  wk=0
   idle=$((idle + d)) hb=$((hb + d))
   case $d in 5) d=10 ds=0.01 ;; 10) d=20 ds=0.02 ;; 20) d=50 ds=0.05 ;; 50) d=100 ds=0.1 ;; *) d=200 ds=0.2 ;; esac
   if [ $hb -ge 2000 ]; then
