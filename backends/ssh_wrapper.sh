@@ -42,7 +42,7 @@ if [ "$M" = probe ]; then
   printf 'P home %s\n' "$HOME"
   printf 'P bash %s\n' "$(command -v bash)"
   miss=
-  for c in setsid head tail stat mkfifo find; do
+  for c in setsid head dd stat mkfifo find env; do
     command -v $c >/dev/null 2>&1 || miss="$miss $c"
   done
   printf 'P missing %s\n' "$miss"
@@ -89,12 +89,51 @@ pid() {
   [ -n "$p" ]
 }
 
+# Run the job ("$@") and write its exit status to rc.
+runner() {
+  # fd 3 must be a pipe (the shell wrapper finds it by its pipe identity).
+  mkfifo "$J/m"
+  cat "$J/m" > "$J/meta" &
+  mc=$!
+  # The job's environment is exactly the env file (and who it runs as).
+  i=/dev/null
+  [ "$IN" = 1 ] && i=$J/in
+  env -i HOME="$HOME" USER="$USER" LOGNAME="$LOGNAME" SHELL="$SHELL" \
+    sh -c '. "$0/env"; cd "$1" 2>/dev/null || cd /; shift; exec setsid "$@"' "$J" "$CW" "$@" \
+    3> "$J/m" 4< "$J/script" > "$J/out" 2> "$J/err" < "$i" &
+  p=$!
+  echo $p > "$J/pid"
+  w=
+  if [ "$T" -gt 0 ]; then
+    (
+      trap 'kill $s 2>/dev/null; exit 0' TERM
+      sleep "$(sec "$T")" & s=$!
+      wait $s
+      [ -e "$J/rc" ] || ks 15 $p
+      sleep "$(sec "$G")" & s=$!
+      wait $s
+      [ -e "$J/rc" ] || ks 9 $p
+    ) &
+    w=$!
+  fi
+  wait $p
+  rc=$?
+  wait $mc
+  echo $rc > "$J/rc.tmp" && mv "$J/rc.tmp" "$J/rc"
+  [ -z "$w" ] || kill $w 2>/dev/null
+  # Wake the follower, if it is still our parent.
+  read -r st < /proc/self/stat
+  st=${st##*) }
+  set -- $st
+  [ "$2" != "$$" ] || kill -USR1 $$ 2>/dev/null
+}
+
 # The runner wakes the follower when the job ended (USR1 ends its sleep).
 wk=0
 trap 'wk=1' USR1
 if [ "$M" = run ]; then
-  mkdir -p "$B" 2>/dev/null
-  e=$(mkdir "$J" 2>&1) || fail "cannot create the job directory $J on the remote host: $e"
+  mkdir "$J" 2>/dev/null || mkdir -p "$B" 2>/dev/null
+  [ -d "$J" ] || e=$(mkdir "$J" 2>&1) || fail "cannot create the job directory $J on the remote host: $e"
   if ! { head -c "$SL" > "$J/script" && head -c "$EL" > "$J/env" \
          && : > "$J/out" && : > "$J/err" && : > "$J/meta"; } 2> "$J/e"; then
     e=
@@ -103,63 +142,12 @@ if [ "$M" = run ]; then
     fail "cannot write the job directory $J on the remote host (is its disk full?): $e"
   fi
   [ "$IN" = 1 ] && mkfifo "$J/in"
-  # The runner: its own session, apart from the ssh channel; the job is
-  # another session (pid = sid) so that killing it spares the runner,
-  # which then writes the exit status atomically.
-  cat > "$J/run" <<'RUNNER' || fail "cannot write the job directory $J on the remote host (is its disk full?)"
-J=$1 T=$2 G=$3 I=$4 C=$5
-shift 5
-echo $$ > "$J/runner"
-ks() {
-  if command -v pkill >/dev/null 2>&1; then pkill -"$1" -s "$2" 2>/dev/null; else
-    for p in /proc/[0-9]*; do
-      s=$(cat "$p/stat" 2>/dev/null) || continue
-      s=${s##*) }
-      set -- "$1" "$2" $s
-      [ "$6" = "$2" ] && kill -"$1" "${p#/proc/}" 2>/dev/null
-    done
-  fi
-  return 0
-}
-sec() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
-# fd 3 must be a pipe (the shell wrapper finds it by its pipe identity).
-mkfifo "$J/m"
-cat "$J/m" > "$J/meta" &
-mc=$!
-# The job's environment is exactly the env file (and who it runs as);
-# it is a session of its own: pid = sid.
-i=/dev/null
-[ "$I" = 1 ] && i=$J/in
-env -i HOME="$HOME" USER="$USER" LOGNAME="$LOGNAME" SHELL="$SHELL" \
-  sh -c '. "$0/env"; cd "$1" 2>/dev/null || cd /; shift; exec setsid "$@"' "$J" "$C" "$@" \
-  3> "$J/m" 4< "$J/script" > "$J/out" 2> "$J/err" < "$i" &
-p=$!
-echo $p > "$J/pid"
-w=
-if [ "$T" -gt 0 ]; then
-  (
-    trap 'kill $s 2>/dev/null; exit 0' TERM
-    sleep "$(sec "$T")" & s=$!
-    wait $s
-    [ -e "$J/rc" ] || ks 15 $p
-    sleep "$(sec "$G")" & s=$!
-    wait $s
-    [ -e "$J/rc" ] || ks 9 $p
-  ) < /dev/null > /dev/null 2>&1 &
-  w=$!
-fi
-wait $p
-rc=$?
-wait $mc
-echo $rc > "$J/rc.tmp" && mv "$J/rc.tmp" "$J/rc"
-[ -z "$w" ] || kill $w 2>/dev/null
-# The follower that started us, if it is still our parent.
-read -r st < /proc/$$/stat
-st=${st##*) }
-set -- $st
-[ "$2" != "$PPID" ] || kill -USR1 "$PPID" 2>/dev/null
-RUNNER
-  setsid sh "$J/run" "$J" "$T" "$G" "$IN" "$CW" "$@" < /dev/null > /dev/null 2>&1 &
+  # The runner, apart from the ssh channel's stdio so that it outlives
+  # the channel; the job is a session of its own (pid = sid) so that
+  # killing it spares the runner, which then writes the exit status
+  # atomically.
+  ( runner "$@" ) < /dev/null > /dev/null 2>&1 &
+  echo $! > "$J/runner"
 elif [ "$M" = resume ]; then
   [ -d "$J" ] || { printf 'L %s\n' "its job directory $J is gone from the remote host (removed, or the host was reinstalled or its /home wiped)"; exit 0; }
   IN=0
@@ -204,7 +192,7 @@ em() {
   [ "$3" -gt "$o" ] || return 1
   n=$(($3 - o))
   printf 'O %s %s %s\n' "$1" "$o" "$n" || exit 0
-  tail -c +$((o + 1)) "$J/$2" | head -c "$n" || exit 0
+  dd if="$J/$2" bs=64K iflag=skip_bytes,count_bytes skip="$o" count="$n" status=none || exit 0
   eval "O$1=$3"
 }
 d=5 ds=0.005 idle=0 hb=0
