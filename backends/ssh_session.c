@@ -1131,6 +1131,12 @@ ssh_session_open (const struct ssh_session_options *o, char **cwd, char **err)
   for (int i = 0; i < 8; i++)
     snprintf (s->token + 2 * i, 3, "%02x", rnd[i]);
   ep_add (s, s->timer, EPOLLIN);
+  if (s->t.key && access (s->t.key, R_OK) < 0)
+    {
+      *err = xprintf ("ssh.key %s: %s", s->t.key, strerror (errno));
+      free_session (s);
+      return NULL;
+    }
   if (ssh_target_init (&s->t, o->runtime_dir, err) < 0)
     {
       free_session (s);

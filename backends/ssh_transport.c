@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fnv1a.h"
 #include "xprintf.h"
 
 extern char **environ;
@@ -39,9 +40,19 @@ ssh_target_init (struct ssh_target *t, const char *runtime_dir, char **err)
                       errno ? strerror (errno) : "not a directory of ours");
       return -1;
     }
+  /* Sessions share a master only with the same identity, known hosts,
+   * strictness, config and options: a master authenticated one way must
+   * not carry a session configured another. */
+  uint64_t h = FNV1A64_INIT;
+  const char *parts[] = { t->program, t->key, t->config, t->known_hosts, t->strict };
+  for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+    h = fnv1a64 (h, parts[i] ? parts[i] : "", parts[i] ? strlen (parts[i]) + 1 : 1);
+  for (const char *const *o = t->options; o && *o; o++)
+    h = fnv1a64 (h, *o, strlen (*o) + 1);
+  snprintf (t->settings_id, sizeof t->settings_id, "%08x", (unsigned) (h ^ (h >> 32)));
   /* %C is 40 hex digits; ssh adds about 17 bytes while it makes the
    * socket; a unix socket's path holds 107. */
-  if (strlen (t->control_dir) + 1 + 40 + 17 >= 108)
+  if (strlen (t->control_dir) + 1 + 9 + 40 + 17 >= 108)
     {
       *err = xprintf ("the runtime directory %s is too long a path for ssh's "
                       "control socket (107 bytes at most); set XDG_RUNTIME_DIR "
@@ -115,7 +126,7 @@ build_argv (const struct ssh_target *t, const char *control, bool verbose,
   argv[a++] = "BatchMode=yes";
   argv[a++] = "-o";
   argv[a++] = "ControlMaster=auto";
-  OPT ("ControlPath=%s/%%C", t->control_dir);
+  OPT ("ControlPath=%s/%s-%%C", t->control_dir, t->settings_id);
   OPT ("ControlPersist=%d", t->control_persist);
   OPT ("ConnectTimeout=%d", t->connect_timeout);
   OPT ("ServerAliveInterval=%d", t->alive_interval);
@@ -405,11 +416,15 @@ ssh_explain (const struct ssh_target *t, const char *e)
     {
       /* "Offending ED25519 key in /home/u/.ssh/known_hosts:3" */
       const char *in = strstr (l, " in ");
+      const char *where = in ? in + 4 : l, *colon = strrchr (where, ':');
+      int flen = colon ? (int) (colon - where) : (int) strlen (where);
       m = xprintf ("the host key of %s has changed since it was recorded in %s; "
                    "airlock never replaces a host key: if the change is expected "
-                   "(the host was reinstalled), remove that line (ssh-keygen -R %s "
-                   "-f FILE) and open the session again", name, in ? in + 4 : l,
-                   t->host);
+                   "(the host was reinstalled), remove that line (ssh-keygen -R "
+                   "'%s%s%s%s' -f %.*s) and open the session again", name, where,
+                   t->port && t->port != 22 ? "[" : "", t->host,
+                   t->port && t->port != 22 ? "]:" : "", t->port && t->port != 22 ? port : "",
+                   flen, where);
     }
   else if (strstr (e, "REMOTE HOST IDENTIFICATION HAS CHANGED"))
     m = xprintf ("the host key of %s has changed since it was recorded in known_hosts; "
