@@ -1040,6 +1040,9 @@ sample (const char *key)
     { "ssh.host", "h" },
     { "ssh.user", "u" },
     { "ssh.key", "/k" },
+    { "ssh.workdir", "/w" },
+    { "ssh.known_hosts", "/kh" },
+    { "ssh.config", "/c" },
     { "singularity.executable", "a" },
     { "daytona.target", "us" },
   };
