@@ -109,10 +109,10 @@ runner() {
       trap 'kill $s 2>/dev/null; exit 0' TERM
       sleep "$(sec "$T")" & s=$!
       wait $s
-      [ -e "$J/rc" ] || ks 15 $p
+      [ ! -d "$J" ] || [ -e "$J/rc" ] || ks 15 $p
       sleep "$(sec "$G")" & s=$!
       wait $s
-      [ -e "$J/rc" ] || ks 9 $p
+      [ ! -d "$J" ] || [ -e "$J/rc" ] || ks 9 $p
     ) &
     w=$!
   fi
@@ -171,7 +171,7 @@ rd() {
     T)
       if pid; then
         ks 15 "$p"
-        ( sleep "$(sec "$a")"; [ -e "$J/rc" ] || ks 9 "$p" ) < /dev/null > /dev/null 2>&1 &
+        ( sleep "$(sec "$a")"; [ ! -d "$J" ] || [ -e "$J/rc" ] || ks 9 "$p" ) < /dev/null > /dev/null 2>&1 &
       fi
       ;;
     A) rm -rf "$J"; exit 0 ;;
