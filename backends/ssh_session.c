@@ -76,6 +76,7 @@ struct ssh_job {
   bool forgotten;              /* the session layer ended it: no events */
   char *fail;                  /* L or E frame: why it is lost */
   bool stdin_pipe, stdin_eof, stdin_cut;
+  uint64_t stdin_bytes;        /* queued so far */
   int pending_sig;             /* to send with the next resume */
   long long lost_since, retry_at, last_heard;
   int attempts;
@@ -391,11 +392,9 @@ resume (struct backend_session *s, struct ssh_job *j, char **err)
     }
   int rc = channel_open (s, j, vars, err);
   free (vars);
+  /* Sent with every resume until the remote side answers (frame()). */
   if (rc == 0 && j->pending_sig)
-    {
-      send_signal (j, j->pending_sig);
-      j->pending_sig = 0;
-    }
+    send_signal (j, j->pending_sig);
   return rc;
 }
 
@@ -432,6 +431,7 @@ static void
 frame (struct backend_session *s, struct ssh_job *j, char *h)
 {
   j->last_heard = now_ms ();
+  j->pending_sig = 0; /* the wrapper runs: it had the resume's kill */
   if (j->lost_since)
     {
       fprintf (stderr, "airlock: session %s, job %u: resumed after %lld ms\n",
@@ -544,12 +544,16 @@ channel_ended (struct backend_session *s, struct ssh_job *j, int status)
   long long now = now_ms ();
   if (j->stdin_pipe && !j->stdin_eof && !j->stdin_cut)
     {
-      /* Bytes of stdin in flight are gone: the command must not go on
-       * with a stream silently cut short. */
+      /* The remote end of its stdin went with the channel: the command
+       * reads the end of its input.  Bytes in flight may be gone: it
+       * must not go on with a stream silently cut short. */
       j->stdin_cut = true;
-      j->pending_sig = SIGKILL;
-      report_end (s, j, 0, "the connection dropped while its stdin was being sent; "
-                  "a stdin stream cannot be resumed, so the command is killed");
+      if (j->stdin_bytes)
+        {
+          j->pending_sig = SIGKILL;
+          report_end (s, j, 0, "the connection dropped while its stdin was being "
+                      "sent; a stdin stream cannot be resumed, so the command is killed");
+        }
     }
   if (!j->lost_since)
     {
@@ -773,6 +777,7 @@ ssh_op_write_stdin (struct backend_session *s, uint32_t job, const void *data,
   if (!channel_live (j) || j->stdin_cut)
     return -EPIPE;
   const char *p = data;
+  j->stdin_bytes += n;
   while (n)
     {
       size_t k = n < STDIN_FRAME ? n : STDIN_FRAME;

@@ -295,7 +295,7 @@ static void
 kill_pending (struct session_exec *e)
 {
   e->kill_pending = true;
-  end_job (e->s, e, 0, 0, NULL);
+  end_job (e->s, e, 0, SIGTERM, NULL); /* as a kill would end it: 143 */
 }
 
 /* The one kill path: TERM to the job's whole tree now, KILL to whatever
