@@ -582,12 +582,18 @@ channel_ended (struct backend_session *s, struct ssh_job *j, int status)
 }
 
 static void
-read_err (struct ssh_job *j)
+read_err (struct backend_session *s, struct ssh_job *j)
 {
   char buf[4096];
   ssize_t n;
-  while ((n = read (j->ch.err, buf, sizeof buf)) > 0)
+  while (j->ch.err >= 0 && (n = read (j->ch.err, buf, sizeof buf)) != 0)
     {
+      if (n < 0)
+        {
+          if (errno != EAGAIN && errno != EINTR)
+            ep_del (s, &j->ch.err);
+          return;
+        }
       if (j->err_len > 65536)
         continue;
       char *b = realloc (j->err_text, j->err_len + (size_t) n + 1);
@@ -598,6 +604,7 @@ read_err (struct ssh_job *j)
       b[j->err_len] = 0;
       j->err_text = b;
     }
+  ep_del (s, &j->ch.err); /* its end: no longer readable for nothing */
 }
 
 /* Whatever the job's channel has now, at most one chunk of output. */
@@ -608,7 +615,7 @@ pump_job (struct backend_session *s, struct ssh_job *j)
     return;
   tx_pump (s, j);
   if (j->ch.err >= 0)
-    read_err (j);
+    read_err (s, j);
   if (j->ch.out >= 0)
     {
       static char buf[READ_CHUNK];
@@ -627,7 +634,7 @@ pump_job (struct backend_session *s, struct ssh_job *j)
       if (st >= 0)
         {
           if (j->ch.err >= 0)
-            read_err (j);
+            read_err (s, j);
           channel_ended (s, j, st);
         }
     }
