@@ -1167,6 +1167,8 @@ ssh_session_open (const struct ssh_session_options *o, char **cwd, char **err)
   int rc = in ? ssh_run (&s->t, NULL, false, in, strlen (in), timeout, &out, &eout, err)
               : (*err = xprintf ("out of memory"), -1);
   char *bash = NULL, *missing = NULL, *e = NULL;
+  for (size_t n = eout ? strlen (eout) : 0; n && (eout[n - 1] == '\n' || eout[n - 1] == ' '); n--)
+    eout[n - 1] = 0;
   if (rc == 255)
     {
       char *why = ssh_explain (&s->t, eout);
