@@ -195,7 +195,7 @@ em() {
   dd if="$J/$2" bs=64K iflag=skip_bytes,count_bytes skip="$o" count="$n" status=none || exit 0
   eval "O$1=$3"
 }
-d=5 ds=0.005 idle=0 hb=0
+d=20 ds=0.02 idle=0 hb=0
 sp=
 while :; do
   if [ -z "$sp" ] && [ -s "$J/pid" ]; then
@@ -220,7 +220,7 @@ while :; do
     exit 0
   fi
   if [ $m = 1 ]; then
-    d=5 ds=0.005 hb=0
+    d=20 ds=0.02 hb=0
     continue
   fi
   if [ $wk = 0 ]; then
@@ -229,7 +229,7 @@ while :; do
   fi
   wk=0
   idle=$((idle + d)) hb=$((hb + d))
-  case $d in 5) d=10 ds=0.01 ;; 10) d=20 ds=0.02 ;; 20) d=50 ds=0.05 ;; 50) d=100 ds=0.1 ;; *) d=200 ds=0.2 ;; esac
+  case $d in 20) d=50 ds=0.05 ;; 50) d=100 ds=0.1 ;; *) d=200 ds=0.2 ;; esac
   if [ $hb -ge 2000 ]; then
     hb=0
     printf 'H\n' || exit 0
