@@ -77,6 +77,7 @@ struct ssh_job {
   char *fail;                  /* L or E frame: why it is lost */
   bool stdin_pipe, stdin_eof, stdin_cut;
   uint64_t stdin_bytes;        /* queued so far */
+  bool heard;                  /* the wrapper said something, ever */
   int pending_sig;             /* to send with the next resume */
   long long lost_since, retry_at, last_heard;
   int attempts;
@@ -431,6 +432,7 @@ static void
 frame (struct backend_session *s, struct ssh_job *j, char *h)
 {
   j->last_heard = now_ms ();
+  j->heard = true;
   j->pending_sig = 0; /* the wrapper runs: it had the resume's kill */
   if (j->lost_since)
     {
@@ -537,6 +539,20 @@ channel_ended (struct backend_session *s, struct ssh_job *j, int status)
   if (j->fail)
     {
       report_end (s, j, 0, j->fail);
+      j->finished = true;
+      forget (s, j);
+      return;
+    }
+  if (!j->heard)
+    {
+      /* Not a word from the wrapper, ever: the command never started
+       * (the host cannot be reached, or refused us).  Said now, rather
+       * than after minutes of retries. */
+      char *m = j->why_down ? strdup (j->why_down)
+                : xprintf ("it did not start: ssh exited with status %d%s%.300s", status,
+                           j->err_text ? ": " : "", j->err_text ? j->err_text : "");
+      report_end (s, j, 0, m ? m : "it did not start");
+      free (m);
       j->finished = true;
       forget (s, j);
       return;

@@ -134,6 +134,8 @@ trap 'wk=1' USR1
 if [ "$M" = run ]; then
   mkdir "$J" 2>/dev/null || mkdir -p "$B" 2>/dev/null
   [ -d "$J" ] || e=$(mkdir "$J" 2>&1) || fail "cannot create the job directory $J on the remote host: $e"
+  # From here on the local side resumes rather than gives up.
+  printf 'H\n'
   if ! { head -c "$SL" > "$J/script" && head -c "$EL" > "$J/env" \
          && : > "$J/out" && : > "$J/err" && : > "$J/meta"; } 2> "$J/e"; then
     e=
