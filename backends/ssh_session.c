@@ -235,8 +235,13 @@ tx_want (struct backend_session *s, struct ssh_job *j)
 static int
 tx_add (struct ssh_job *j, const void *data, size_t n)
 {
-  if (j->tx_off && j->tx_off == j->tx_len)
-    j->tx_off = j->tx_len = 0;
+  if (j->tx_off && j->tx_off >= j->tx_len / 2)
+    {
+      /* Compact: a long stdin stream must not grow the buffer forever. */
+      memmove (j->tx, j->tx + j->tx_off, j->tx_len - j->tx_off);
+      j->tx_len -= j->tx_off;
+      j->tx_off = 0;
+    }
   char *b = realloc (j->tx, j->tx_len + n + 1);
   if (!b)
     return -ENOMEM;
