@@ -238,6 +238,8 @@ while :; do
     rp=
     [ -r "$J/runner" ] && read -r rp < "$J/runner"
     if [ -n "$rp" ] && ! kill -0 "$rp" 2>/dev/null && [ ! -e "$J/rc" ]; then
+      # Nothing of it may run on unaccounted for.
+      [ -z "$sp" ] || ks 9 "$sp"
       printf 'L %s\n' "its remote wrapper (pid $rp) was killed on the remote host before the command ended, so its exit status is lost"
       exit 0
     fi
