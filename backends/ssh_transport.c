@@ -40,19 +40,25 @@ ssh_target_init (struct ssh_target *t, const char *runtime_dir, char **err)
                       errno ? strerror (errno) : "not a directory of ours");
       return -1;
     }
-  /* Sessions share a master only with the same identity, known hosts,
-   * strictness, config and options: a master authenticated one way must
-   * not carry a session configured another. */
+  /* The socket's name: a hash of the destination and of everything that
+   * decides how the master authenticates (ssh's %C would be 40 digits,
+   * too long for deep runtime directories).  Sessions share a master only
+   * with the same identity, known hosts, strictness, config and options:
+   * one authenticated one way must not carry a session configured
+   * another. */
   uint64_t h = FNV1A64_INIT;
-  const char *parts[] = { t->program, t->key, t->config, t->known_hosts, t->strict };
+  char port[16];
+  snprintf (port, sizeof port, "%d", t->port);
+  const char *parts[] = { t->host, t->user, port, t->program, t->key, t->config,
+                          t->known_hosts, t->strict };
   for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
     h = fnv1a64 (h, parts[i] ? parts[i] : "", parts[i] ? strlen (parts[i]) + 1 : 1);
   for (const char *const *o = t->options; o && *o; o++)
     h = fnv1a64 (h, *o, strlen (*o) + 1);
-  snprintf (t->settings_id, sizeof t->settings_id, "%08x", (unsigned) (h ^ (h >> 32)));
-  /* %C is 40 hex digits; ssh adds about 17 bytes while it makes the
-   * socket; a unix socket's path holds 107. */
-  if (strlen (t->control_dir) + 1 + 9 + 40 + 17 >= 108)
+  snprintf (t->settings_id, sizeof t->settings_id, "%016llx", (unsigned long long) h);
+  /* ssh adds 17 bytes while it makes the socket; a unix socket's path
+   * holds 107. */
+  if (strlen (t->control_dir) + 1 + 16 + 17 >= 108)
     {
       *err = xprintf ("the runtime directory %s is too long a path for ssh's "
                       "control socket (107 bytes at most); set XDG_RUNTIME_DIR "
@@ -126,7 +132,7 @@ build_argv (const struct ssh_target *t, const char *control, bool verbose,
   argv[a++] = "BatchMode=yes";
   argv[a++] = "-o";
   argv[a++] = "ControlMaster=auto";
-  OPT ("ControlPath=%s/%s-%%C", t->control_dir, t->settings_id);
+  OPT ("ControlPath=%s/%s", t->control_dir, t->settings_id);
   OPT ("ControlPersist=%d", t->control_persist);
   OPT ("ConnectTimeout=%d", t->connect_timeout);
   OPT ("ServerAliveInterval=%d", t->alive_interval);

@@ -22,7 +22,7 @@ struct ssh_target {
   const char *const *options; /* extra "Key=Value", NULL-terminated or NULL */
   int connect_timeout, alive_interval, alive_count, control_persist;
   char *control_dir;        /* RUNTIME/ssh, made 0700 (ssh_target_init) */
-  char settings_id[9];      /* the control socket is control_dir/ID-%C */
+  char settings_id[17];     /* the control socket: control_dir/ID */
 };
 
 /* The one remote command of every channel: it reads a length line, then
