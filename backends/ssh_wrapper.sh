@@ -141,7 +141,7 @@ if [ "$M" = run ]; then
     e=
     read -r e < "$J/e"
     rm -rf "$J"
-    fail "cannot write the job directory $J on the remote host (is its disk full?): $e"
+    fail "cannot write the job directory $J on the remote host: ${e:-no space left on its disk?}"
   fi
   [ "$IN" = 1 ] && mkfifo "$J/in"
   # The runner, apart from the ssh channel's stdio so that it outlives

@@ -547,6 +547,12 @@ bootstrap_wait (struct session *s, uint32_t job, long long until,
         return -1;
       if (r > 0 && ev.job == job && ev.type == BACKEND_OUTPUT && ev.stream == 3)
         report_add (meta, ev.data, ev.len);
+      if (r > 0 && ev.job == job && ev.type == BACKEND_ERROR)
+        {
+          *err = xprintf ("the session's shell could not start in %s: %s", s->what,
+                          ev.message ? ev.message : "the backend lost it");
+          return -1;
+        }
       if (r > 0 && ev.job == job && ev.type == BACKEND_EXITED)
         {
           if (ev.exit_code == 127 && !ev.signal)
