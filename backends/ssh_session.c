@@ -690,10 +690,34 @@ env_name_ok (const char *e, size_t n)
 /* The job's environment as a file the runner sources: export NAME='value'
  * lines, so no value reaches an argv. */
 static char *
-env_file (const char *const *envp)
+env_file (const char *const *envp, const char *job_name)
 {
   size_t cap = 1, len = 0;
   char *out = calloc (1, 1);
+  /* The job's mark: its processes that leave its session are still
+   * found for a kill (the remote ks()); AIRLOCK_* is never saved in the
+   * session's state. */
+  char *mark = xprintf ("AIRLOCK_SSH_JOB=%s", job_name);
+  const char *const extra[] = { mark, NULL };
+  for (const char *const *e = extra; out && mark && *e; e++)
+    {
+      char *line = xprintf ("export %s\n", *e);
+      size_t n = line ? strlen (line) : 0;
+      char *o = line ? realloc (out, len + n + 1) : NULL;
+      if (!o)
+        {
+          free (line);
+          free (out);
+          free (mark);
+          return NULL;
+        }
+      out = o;
+      memcpy (out + len, line, n + 1);
+      len += n;
+      cap = len + 1;
+      free (line);
+    }
+  free (mark);
   for (const char *const *e = envp; out && e && *e; e++)
     {
       const char *eq = strchr (*e, '=');
@@ -742,7 +766,7 @@ ssh_op_spawn (struct backend_session *s, const struct backend_spawn *sp, char **
   j->grace_ms = sp->grace_ms ? sp->grace_ms : 2000;
   j->retry_at = -1;
   snprintf (j->name, sizeof j->name, "%s-%u", s->token, sp->job);
-  char *env = env_file (sp->envp);
+  char *env = env_file (sp->envp, j->name);
   /* argv as sh words; the session layer's are fixed (no secrets). */
   size_t alen = 1;
   for (const char *const *a = sp->argv; *a; a++)
@@ -1020,13 +1044,13 @@ ssh_op_close (struct backend_session *s)
       channel_close (s, j, true);
       n += strlen (j->name) + 1;
     }
-  if (n)
+  /* Always: the session's finished commands may have left processes. */
     {
       char *names = calloc (1, n + 1), *o = names;
       for (struct ssh_job *j = s->jobs; names && j; j = j->next)
         o += sprintf (o, "%s%s", o == names ? "" : " ", j->name);
       char *q = names ? ssh_sh_quote (names) : NULL;
-      char *vars = q ? xprintf ("M=close J=%s", q) : NULL;
+      char *vars = q ? xprintf ("M=close TOK=%s J=%s", s->token, q) : NULL;
       char *in = vars ? wrapper_input (s, vars) : NULL;
       char *out = NULL, *eout = NULL, *err = NULL;
       if (in && ssh_run (&s->t, NULL, false, in, strlen (in), CLOSE_TIMEOUT_MS, &out,

@@ -20,9 +20,19 @@
 # "A\n" delivered: remove the job directory.
 umask 077
 case $B in /*) ;; *) B=$HOME/$B ;; esac
-# Signal $1 to every process of session $2 (the job's pid is its sid).
+# Signal $1 to every process of session $2 (the job's pid is its sid; ""
+# none) and to every process whose environment has AIRLOCK_SSH_JOB=$3
+# (its descendants that left the session); $3 ending in "-": a session's.
 ks() {
-  if command -v pkill >/dev/null 2>&1; then
+  if [ -n "$3" ]; then
+    for f in $(grep -laz "^AIRLOCK_SSH_JOB=$3" /proc/[0-9]*/environ 2>/dev/null); do
+      f=${f#/proc/}
+      kill -"$1" "${f%/environ}" 2>/dev/null
+    done
+  fi
+  if [ -z "$2" ]; then
+    :
+  elif command -v pkill >/dev/null 2>&1; then
     pkill -"$1" -s "$2" 2>/dev/null
   else
     for p in /proc/[0-9]*; do
@@ -71,12 +81,16 @@ if [ "$M" = close ]; then
   for j in $J; do
     p=
     [ -r "$B/$j/pid" ] && read -r p < "$B/$j/pid"
-    [ -z "$p" ] || [ -e "$B/$j/rc" ] || ks 9 "$p"
+    [ -z "$p" ] || [ -e "$B/$j/rc" ] || ks 9 "$p" "$j\$"
     rm -rf "$B/$j"
   done
+  # What the session's commands left running (they ended, their
+  # background processes did not).
+  [ -z "$TOK" ] || ks 9 "" "$TOK-"
   exit 0
 fi
 
+JN=$J
 J=$B/$J
 # Wait up to 5 s for the job's pid (the runner writes it as it starts).
 pid() {
@@ -109,10 +123,10 @@ runner() {
       trap 'kill $s 2>/dev/null; exit 0' TERM
       sleep "$(sec "$T")" & s=$!
       wait $s
-      [ ! -d "$J" ] || [ -e "$J/rc" ] || ks 15 $p
+      [ ! -d "$J" ] || [ -e "$J/rc" ] || ks 15 $p "$JN\$"
       sleep "$(sec "$G")" & s=$!
       wait $s
-      [ ! -d "$J" ] || [ -e "$J/rc" ] || ks 9 $p
+      [ ! -d "$J" ] || [ -e "$J/rc" ] || ks 9 $p "$JN\$"
     ) &
     w=$!
   fi
@@ -169,11 +183,16 @@ rd() {
       if [ "$IN" = 1 ]; then cat "$J/ib" >&6 2>/dev/null || { IN=0; exec 6>&-; }; fi
       ;;
     C) [ "$IN" = 1 ] && { IN=0; exec 6>&-; } ;;
-    K) pid && ks "$a" "$p" ;;
+    K) pid && ks "$a" "$p" "$JN\$" ;;
     T)
       if pid; then
-        ks 15 "$p"
-        ( sleep "$(sec "$a")"; [ ! -d "$J" ] || [ -e "$J/rc" ] || ks 9 "$p" ) < /dev/null > /dev/null 2>&1 &
+        ks 15 "$p" "$JN\$"
+        # Then KILL to what is left: by session while the job runs, else
+        # (its sid may be reused) only what carries its mark.
+        (
+          sleep "$(sec "$a")"
+          if [ -d "$J" ] && [ ! -e "$J/rc" ]; then ks 9 "$p" "$JN\$"; else ks 9 "" "$JN\$"; fi
+        ) < /dev/null > /dev/null 2>&1 &
       fi
       ;;
     A) rm -rf "$J"; exit 0 ;;
@@ -239,7 +258,7 @@ while :; do
     [ -r "$J/runner" ] && read -r rp < "$J/runner"
     if [ -n "$rp" ] && ! kill -0 "$rp" 2>/dev/null && [ ! -e "$J/rc" ]; then
       # Nothing of it may run on unaccounted for.
-      [ -z "$sp" ] || ks 9 "$sp"
+      [ -z "$sp" ] || ks 9 "$sp" "$JN\$"
       printf 'L %s\n' "its remote wrapper (pid $rp) was killed on the remote host before the command ended, so its exit status is lost"
       exit 0
     fi
