@@ -489,6 +489,7 @@ frame (struct backend_session *s, struct ssh_job *j, char *h)
 static void
 parse (struct backend_session *s, struct ssh_job *j, const char *p, size_t n)
 {
+  j->last_heard = now_ms (); /* a long frame body counts too */
   while (n)
     {
       if (j->body_stream)
