@@ -259,6 +259,7 @@ while :; do
     if [ -n "$rp" ] && ! kill -0 "$rp" 2>/dev/null && [ ! -e "$J/rc" ]; then
       # Nothing of it may run on unaccounted for.
       [ -z "$sp" ] || ks 9 "$sp" "$JN\$"
+      rm -rf "$J"
       printf 'L %s\n' "its remote wrapper (pid $rp) was killed on the remote host before the command ended, so its exit status is lost"
       exit 0
     fi
