@@ -65,12 +65,13 @@ if [ "$M" = probe ]; then
   e=$(mkdir -p "$B" 2>&1 && chmod 700 "$B" 2>&1 && : > "$B/.probe" 2>&1) \
     || fail "cannot use the remote job directory $B: $e"
   rm -f "$B/.probe"
-  # Job directories of daemons that died: their runner is gone.
+  # Job directories nobody has followed for TTL (a follower touches its
+  # directory every minute): their daemon died.  What still runs of
+  # them is killed.
   find "$B" -mindepth 1 -maxdepth 1 -type d -mmin +$((TTL / 60)) 2>/dev/null |
   while read -r d; do
-    r=
-    [ -r "$d/runner" ] && read -r r < "$d/runner"
-    [ -n "$r" ] && kill -0 "$r" 2>/dev/null && continue
+    # By its mark only: after so long its session id may be another's.
+    [ -e "$d/rc" ] || ks 9 "" "${d##*/}\$"
     rm -rf "$d"
   done
   printf 'P ok 1\n'
@@ -216,7 +217,7 @@ em() {
   dd if="$J/$2" bs=64K iflag=skip_bytes,count_bytes skip="$o" count="$n" status=none || exit 0
   eval "O$1=$3"
 }
-d=20 ds=0.02 idle=0 hb=0
+d=20 ds=0.02 idle=0 hb=0 hn=0
 sp=
 while :; do
   if [ -z "$sp" ] && [ -s "$J/pid" ]; then
@@ -254,6 +255,9 @@ while :; do
   if [ $hb -ge 2000 ]; then
     hb=0
     printf 'H\n' || exit 0
+    # Followed: not stale (the sweep at connect time).
+    hn=$((hn + 1))
+    [ $((hn % 30)) != 0 ] || touch "$J"
     rp=
     [ -r "$J/runner" ] && read -r rp < "$J/runner"
     if [ -n "$rp" ] && ! kill -0 "$rp" 2>/dev/null && [ ! -e "$J/rc" ]; then
