@@ -952,7 +952,7 @@ session_job_script (struct session *s, const char *what, const char *script,
   e->deadline = timeout_ms ? e->started + (long long) timeout_ms : -1;
   e->kill_at = e->lost_at = -1;
   if (!(e->spool = spool_new (s->lim.spill_dir, s->lim.spool_max, err))
-      || spawn_script (s, e->job, copy, with_stdin, false, env, err) < 0)
+      || spawn_script (s, e->job, copy, with_stdin, false, env, timeout_ms, err) < 0)
     {
       if (!e->spool)
         free (copy);
