@@ -64,6 +64,7 @@
 #include "posture.h"
 #include "supervisor_client.h"
 #include "xprintf.h"
+#include "monotonic_ms.h"
 
 #define SETUP_TIMEOUT_MS 30000
 #define BOOTSTRAP_REPLAY_MS 30000
@@ -95,14 +96,6 @@ struct backend_session {
   size_t boot_script_len;
   int oom_fd; /* the container's memory cgroup's OOM count, or -1 */
 };
-
-static long long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void
 wake_up (struct backend_session *s)
@@ -278,7 +271,7 @@ listen_close (struct backend_session *s)
 static int
 accept_supervisor (struct backend_session *s, char **err)
 {
-  long long now = now_ms (), until = now + SETUP_TIMEOUT_MS, check_at = now + 1000;
+  long long now = monotonic_ms (), until = now + SETUP_TIMEOUT_MS, check_at = now + 1000;
   for (;;)
     {
       int fd = accept4 (s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
@@ -309,7 +302,7 @@ accept_supervisor (struct backend_session *s, char **err)
           *err = xprintf ("cannot accept the supervisor's connection: %s", strerror (errno));
           return -1;
         }
-      now = now_ms ();
+      now = monotonic_ms ();
       if (now >= until)
         {
           *err = xprintf ("the supervisor of container %s did not connect within %d s",
@@ -325,7 +318,7 @@ accept_supervisor (struct backend_session *s, char **err)
               free (fate);
               return -1;
             }
-          check_at = now_ms () + 1000;
+          check_at = monotonic_ms () + 1000;
         }
       struct pollfd p = { .fd = s->listen_fd, .events = POLLIN };
       poll (&p, 1, (int) ((check_at < until ? check_at : until) - now));
@@ -393,7 +386,7 @@ replay_bootstrap (struct backend_session *s, char **err)
                               .script = s->boot_script, .script_len = s->boot_script_len };
   if (sup_client_spawn (&s->sup, &sp, err) < 0)
     return -1;
-  long long until = now_ms () + BOOTSTRAP_REPLAY_MS;
+  long long until = monotonic_ms () + BOOTSTRAP_REPLAY_MS;
   for (;;)
     {
       struct backend_event ev;
@@ -414,7 +407,7 @@ replay_bootstrap (struct backend_session *s, char **err)
         }
       if (r == 1)
         continue;
-      long long left = until - now_ms ();
+      long long left = until - monotonic_ms ();
       struct pollfd p = { .fd = s->sup.fd, .events = POLLIN };
       if (left <= 0 || poll (&p, 1, (int) left) == 0)
         {

@@ -2,6 +2,7 @@
 /* See process_tree.h. */
 #define _GNU_SOURCE
 #include "process_tree.h"
+#include "monotonic_ms.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -131,14 +132,6 @@ process_tree_descendants (pid_t root, pid_t *out, size_t max)
   return collect (&t, root, NULL, 0, true, out, max);
 }
 
-static long long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* SIGKILL every live descendant of ours outside keep's subtrees, again
  * and again (a process forking while we kill cannot outrun us) until none
  * is left alive.  Nothing is reaped here: the exit statuses belong to the
@@ -153,7 +146,7 @@ kill_all (const pid_t *keep, size_t nkeep)
 {
   static struct proc_table t;
   static pid_t pids[MAX_PROCS];
-  long long give_up = now_ms () + KILL_WAIT_MS;
+  long long give_up = monotonic_ms () + KILL_WAIT_MS;
   for (long nap_us = 500;; nap_us = nap_us < 50000 ? nap_us * 2 : 50000)
     {
       scan (&t);
@@ -164,7 +157,7 @@ kill_all (const pid_t *keep, size_t nkeep)
           alive++;
       if (alive == 0)
         return true;
-      if (now_ms () >= give_up)
+      if (monotonic_ms () >= give_up)
         return false;
       nanosleep (&(struct timespec){ 0, nap_us * 1000 }, NULL);
     }

@@ -43,6 +43,7 @@
 
 #include "ssh_wrapper.h"
 #include "xprintf.h"
+#include "monotonic_ms.h"
 
 #define RETRY_FIRST_MS 500
 #define RETRY_MAX_MS 30000
@@ -113,14 +114,6 @@ struct master_ref {
   struct master_ref *next;
 };
 static struct master_ref *master_refs;
-
-static long long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int
 master_ref (const char *key, int delta)
@@ -342,7 +335,7 @@ channel_open (struct backend_session *s, struct ssh_job *j, const char *vars,
   j->err_text = NULL;
   j->err_len = 0;
   j->out_eof = false;
-  j->last_heard = now_ms ();
+  j->last_heard = monotonic_ms ();
   ep_add (s, j->ch.in, EPOLLOUT);
   ep_add (s, j->ch.out, EPOLLIN);
   ep_add (s, j->ch.err, EPOLLIN);
@@ -361,7 +354,7 @@ arm_timer (struct backend_session *s)
   struct itimerspec it = { 0 };
   if (best >= 0)
     {
-      long long d = best - now_ms ();
+      long long d = best - monotonic_ms ();
       if (d < 1)
         d = 1;
       it.it_value.tv_sec = d / 1000;
@@ -436,7 +429,7 @@ output (struct backend_session *s, struct ssh_job *j, int stream, const char *p,
 static void
 frame (struct backend_session *s, struct ssh_job *j, char *h)
 {
-  j->last_heard = now_ms ();
+  j->last_heard = monotonic_ms ();
   j->heard = true;
   j->pending_sig = 0; /* the wrapper runs: it had the resume's kill */
   if (j->lost_since)
@@ -489,7 +482,7 @@ frame (struct backend_session *s, struct ssh_job *j, char *h)
 static void
 parse (struct backend_session *s, struct ssh_job *j, const char *p, size_t n)
 {
-  j->last_heard = now_ms (); /* a long frame body counts too */
+  j->last_heard = monotonic_ms (); /* a long frame body counts too */
   while (n)
     {
       if (j->body_stream)
@@ -563,7 +556,7 @@ channel_ended (struct backend_session *s, struct ssh_job *j, int status)
       forget (s, j);
       return;
     }
-  long long now = now_ms ();
+  long long now = monotonic_ms ();
   if (j->stdin_pipe && !j->stdin_eof && !j->stdin_cut)
     {
       /* The remote end of its stdin went with the channel: the command
@@ -841,8 +834,8 @@ ssh_op_write_stdin (struct backend_session *s, uint32_t job, const void *data,
       /* Backpressure, as the other backends' pipes: wait while the
        * channel takes a large backlog (nothing else needs the daemon
        * as much as this command's own input). */
-      long long until = now_ms () + 60000;
-      while (j->ch.in >= 0 && j->tx_len - j->tx_off > TX_HIGH && now_ms () < until)
+      long long until = monotonic_ms () + 60000;
+      while (j->ch.in >= 0 && j->tx_len - j->tx_off > TX_HIGH && monotonic_ms () < until)
         {
           struct pollfd f = { .fd = j->ch.in, .events = POLLOUT };
           poll (&f, 1, 1000);
@@ -868,7 +861,7 @@ ssh_op_signal (struct backend_session *s, uint32_t job, int sig)
     return -ESRCH;
   if (j->reported && !j->forgotten)
     j->forgotten = true; /* lost: the session layer's KILL */
-  long long now = now_ms ();
+  long long now = monotonic_ms ();
   if (channel_live (j) && j->ch.in >= 0)
     {
       send_signal (j, sig);
@@ -914,7 +907,7 @@ ssh_op_next_event (struct backend_session *s, struct backend_event *ev, char **e
         {
           /* not expired */
         }
-      long long now = now_ms ();
+      long long now = monotonic_ms ();
       for (struct ssh_job *j = s->jobs, *next; j; j = next)
         {
           next = j->next;

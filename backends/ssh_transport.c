@@ -19,6 +19,7 @@
 
 #include "fnv1a.h"
 #include "xprintf.h"
+#include "monotonic_ms.h"
 
 extern char **environ;
 
@@ -309,14 +310,6 @@ ssh_proc_end (struct ssh_proc *p, bool kill_it)
   close_fd (&p->pidfd);
 }
 
-static long long
-mono_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static bool
 append (char **buf, size_t *len, int fd)
 {
@@ -348,13 +341,13 @@ ssh_run (const struct ssh_target *t, const char *control, bool verbose,
   *errout = calloc (1, 1);
   if (!input_len)
     close_fd (&p.in);
-  long long until = mono_ms () + timeout_ms;
+  long long until = monotonic_ms () + timeout_ms;
   while (p.out >= 0 || p.err >= 0)
     {
       struct pollfd f[3] = { { .fd = p.out, .events = POLLIN },
                              { .fd = p.err, .events = POLLIN },
                              { .fd = p.in, .events = POLLOUT } };
-      long long left = until - mono_ms ();
+      long long left = until - monotonic_ms ();
       if (left <= 0)
         {
           ssh_proc_end (&p, true);

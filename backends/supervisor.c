@@ -46,6 +46,7 @@
 #include "process_tree.h"
 #include "stdin_feed.h"
 #include "supervisor_protocol.h"
+#include "monotonic_ms.h"
 
 #define CONTROL_FD 0
 #define DRAIN_IDLE_MS 200          /* after exit, output that pauses this long is done */
@@ -67,14 +68,6 @@ static struct job jobs[SUP_MAX_JOBS];
 static struct al_writer out_msg;
 static bool container_init; /* pid 1 of a docker container (see above) */
 static bool broker_gone;    /* container_init: CONTROL_FD's broker left */
-
-static long long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void
 send_msg (void)
@@ -330,7 +323,7 @@ forward_output (struct job *j, int *fd, uint32_t stream)
   sup_put_bytes (&out_msg, SUP_F_DATA, buf, (size_t) n);
   send_msg ();
   if (j->exited)
-    j->drain_until_ms = now_ms () + DRAIN_IDLE_MS;
+    j->drain_until_ms = monotonic_ms () + DRAIN_IDLE_MS;
   return true;
 }
 
@@ -342,7 +335,7 @@ maybe_report_exit (struct job *j)
   if (!j->exited || j->reported)
     return;
   if ((j->out_fd >= 0 || j->err_fd >= 0 || j->meta_fd >= 0)
-      && now_ms () < j->drain_until_ms)
+      && monotonic_ms () < j->drain_until_ms)
     return;
   close_fd (&j->out_fd);
   close_fd (&j->err_fd);
@@ -409,7 +402,7 @@ reap (void)
             j->exited = j->lost = true;
             j->wait_status = ws;
           }
-        j->drain_until_ms = now_ms () + DRAIN_IDLE_MS;
+        j->drain_until_ms = monotonic_ms () + DRAIN_IDLE_MS;
       }
 }
 
@@ -592,7 +585,7 @@ main (int argc, char **argv)
               }
           if (j->exited && !j->reported)
             {
-              long long left = j->drain_until_ms - now_ms ();
+              long long left = j->drain_until_ms - monotonic_ms ();
               wake = wake < 0 || left < wake ? (left < 0 ? 0 : left) : wake;
             }
         }
@@ -647,7 +640,7 @@ main (int argc, char **argv)
                   == sizeof j->wait_status)
                 {
                   j->exited = true;
-                  j->drain_until_ms = now_ms () + DRAIN_IDLE_MS;
+                  j->drain_until_ms = monotonic_ms () + DRAIN_IDLE_MS;
                 }
               close_fd (&j->status_fd);
             }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "approval_prompt.h"
+#include "monotonic_ms.h"
 
 bool
 approval_tty_available (void)
@@ -22,14 +23,6 @@ approval_tty_available (void)
     return false;
   close (fd);
   return true;
-}
-
-static long long
-now_ms (void)
-{
-  struct timespec t;
-  clock_gettime (CLOCK_MONOTONIC, &t);
-  return (long long) t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
 /* Printable text only: a command may carry escape sequences meant to
@@ -68,11 +61,11 @@ approval_prompt (const char *command, const char *const *rules, size_t n_rules,
       put_visible (f, rules[i]);
       fputs ("\n", f);
     }
-  long long deadline = now_ms () + timeout_ms;
+  long long deadline = monotonic_ms () + timeout_ms;
   const char *answer = NULL;
   while (!answer)
     {
-      long long left = deadline - now_ms ();
+      long long left = deadline - monotonic_ms ();
       if (left <= 0)
         {
           fputs ("\nairlock: no answer in time: denied.\n", f);

@@ -20,6 +20,7 @@
 #include "shell_state.h"
 #include "spool.h"
 #include "xprintf.h"
+#include "monotonic_ms.h"
 
 #define BOOTSTRAP_TIMEOUT_MS 30000
 /* The most bytes of a script: the backends' bound on what a pipe to a
@@ -110,9 +111,7 @@ session_job_end_name (enum job_end e)
 long long
 session_now_ms (void)
 {
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  return monotonic_ms ();
 }
 
 bool

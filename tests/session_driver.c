@@ -29,17 +29,10 @@
 #include <unistd.h>
 
 #include "local_session.h"
+#include "monotonic_ms.h"
 
 static const struct backend_ops *ops;
 static struct backend_session *session;
-
-static long long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int
 run_job (uint32_t job, const char *cmd, const char *input, double kill_after)
@@ -65,7 +58,7 @@ run_job (uint32_t job, const char *cmd, const char *input, double kill_after)
         return -1;
       free (line);
     }
-  long long term_at = kill_after > 0 ? now_ms () + (long long) (kill_after * 1000) : -1;
+  long long term_at = kill_after > 0 ? monotonic_ms () + (long long) (kill_after * 1000) : -1;
   long long kill_at = -1;
   for (;;)
     {
@@ -78,7 +71,7 @@ run_job (uint32_t job, const char *cmd, const char *input, double kill_after)
         }
       if (r == 0)
         {
-          long long t = now_ms ();
+          long long t = monotonic_ms ();
           if (term_at >= 0 && t >= term_at)
             {
               ops->signal (session, job, SIGTERM);
