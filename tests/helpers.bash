@@ -90,3 +90,43 @@ stop_daemon () {
   for i in $(seq 50); do [ -z "$pid" ] || ! kill -0 $pid 2>/dev/null && break; sleep 0.1; done
   true
 }
+
+# Skip a test that checks one backend's own behaviour.
+only_backend () {
+  local b
+  for b in "$@"; do [ "${BACKEND:-local}" = "$b" ] && return 0; done
+  skip "tests the $* backend, not ${BACKEND:-local}"
+}
+
+# The session's working directory as its commands see it: the workspace
+# for local and docker (bound at the same path), for ssh the remote one
+# (SSH_WORKDIR, in the remote user's home: run-tests.sh takes it from
+# tests/ssh/sshd.sh).
+session_workdir () {
+  if [ "${BACKEND:-local}" = ssh ]; then echo "$SSH_WORKDIR"; else echo "$WORK"; fi
+}
+
+# ssh: what a test may leave on either side, all of it this run's own:
+# the test user's ssh masters whose ControlPath is in the test's runtime
+# directory, the processes of the run's remote users other than sshd's
+# (a remote job a failed test left running), and the remote job
+# directories (ssh.remote_dir's default, .airlock in the remote home) a
+# killed daemon leaves for the next connection's sweep.
+ssh_cleanup () {
+  [ "${BACKEND:-local}" = ssh ] || return 0
+  local p u
+  [ -n "${RUNDIR:-}" ] &&
+    for p in $(pgrep -u "$TEST_USER" -f "^ssh: $RUNDIR/"); do kill -TERM "$p" 2>/dev/null; done
+  for u in ${SSH_USER:-} ${SSH_NOBASH_USER:-}; do
+    for p in $(pgrep -u "$u"); do
+      [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = /usr/sbin/sshd ] || kill -KILL "$p" 2>/dev/null
+    done
+  done
+  [ -n "${SSH_HOME:-}" ] && rm -rf "$SSH_HOME/.airlock"
+  true
+}
+
+# ssh: the test user's ssh masters of this test (ControlPath in $RUNDIR).
+ssh_masters () {
+  pgrep -a -u "$TEST_USER" -f "^ssh: $RUNDIR/.*\[mux\]"
+}

@@ -20,6 +20,7 @@ setup () {
 teardown () {
   [ -z "${SERVE_PID:-}" ] || kill "$SERVE_PID" 2>/dev/null || true
   stop_daemon
+  ssh_cleanup
 }
 
 al () { as_user "$AIRLOCK" "$@"; }
@@ -68,6 +69,14 @@ api_file () { as_user "$AIRLOCK" serve < "$1"; }
     done
     run docker inspect $c
     [[ "$output" != *"$secret"* ]]
+  fi
+  if [ "$BACKEND" = ssh ]; then
+    # The remote side is this machine (its processes were in the ps
+    # above); nor does our sshd's log have it (LogLevel VERBOSE), nor can
+    # another user read it in the remote user's job directories.
+    ! grep -F "$secret" "$SSHD_LOG"
+    run runuser -u "$OTHER_USER" -- grep -rlF "$secret" "$SSH_HOME"
+    [[ "$output" != *"$secret"* && "$output" != *"$SSH_HOME/"* ]]
   fi
   al session close s # ends the command
   wait "$SERVE_PID" 2>/dev/null || true

@@ -4,7 +4,7 @@
 # on disk by offset, a slow, stalled or vanished client costs the daemon
 # nothing, a client can re-attach and resume, the cap and a full disk are
 # reported, spill files belong to the client, bad request bytes get one
-# clear error.  Backend-agnostic: BACKEND=local (default) or docker.
+# clear error.  Backend-agnostic: BACKEND=local (default), docker or ssh.
 
 load helpers
 
@@ -23,6 +23,7 @@ teardown () {
   # a raw client this test left waiting, and only it
   pkill -KILL -u "$TEST_USER" -f "spool_client.py $SOCK " 2>/dev/null
   stop_daemon
+  ssh_cleanup
   mountpoint -q "$RUNDIR" && umount -l "$RUNDIR"
   rm -rf "$RUNDIR"
   true
