@@ -28,7 +28,7 @@ samples () {
 
 @test "bench: exits 0 and prints every table" {
   [ "$(cat "$T/bench.rc")" = 0 ] || { cat "$BENCH_OUT"; false; }
-  for t in "== 0." "== 1." "== 2." "== 3." "== 4." "== Goals"; do
+  for t in "== 0." "== 1." "== 2." "== 3." "== 4." "== 5." "== Goals (issue 11)" "== Goals (issue 12)"; do
     grep -qF -- "$t" "$BENCH_OUT" || { echo "missing: $t"; cat "$BENCH_OUT"; false; }
   done
 }
@@ -57,14 +57,36 @@ samples () {
   done
 }
 
-@test "bench: the goals table names every goal of issue 11" {
-  [ "$(sed -n '/^== Goals/,/^$/p' "$BENCH_OUT" | grep -cE ' (met|not met|not measured)$')" = 7 ]
+@test "bench: the ssh rows, against the bench's own sshd; airlock cp's when it exists" {
+  [ -x /usr/sbin/sshd ] || { echo "no /usr/sbin/sshd: openssh-server is in make deps"; false; }
+  local label
+  for label in "ssh -o ControlPath=MASTER host true (baseline)" "airlock exec sbench -- true (CLI)" \
+               "JSON API exec, one airlock serve connection" "scp -r 500 files, over the master (baseline)"; do
+    n=$(sed -n '/^== 5\./,/^== Goals/p' "$BENCH_OUT" | grep -F -- "$label" | head -n 1 |
+        awk -v l="$label" '{ sub(/^ */, ""); print substr($0, length(l) + 1) }' | awk '{ print $1 }')
+    [ "$n" = 3 ] || [ "$n" = 2 ] || { echo "row '$label': n=$n"; cat "$BENCH_OUT"; false; }
+  done
+  if grep -q "this airlock has no cp command" "$BENCH_OUT"; then
+    ! grep -qF "airlock cp 500 files" "$BENCH_OUT"
+  else
+    [ "$(samples "airlock cp 500 files sbench:DIR")" = 2 ] || { cat "$BENCH_OUT"; false; }
+  fi
+  ! grep -E 'delivered [0-9]* files, not 500' "$BENCH_OUT"
+}
+
+@test "bench: the goals tables name every goal of issues 11 and 12" {
+  [ "$(sed -n '/^== Goals (issue 11)/,/^$/p' "$BENCH_OUT" | grep -cE ' (met|not met|not measured)$')" = 7 ]
+  [ "$(sed -n '/^== Goals (issue 12)/,/^$/p' "$BENCH_OUT" | grep -cE ' (met|not met|not measured)$')" = 2 ]
 }
 
 @test "bench: leaves no prefix, daemon, container or user behind" {
   dir=$(grep -o '/tmp/airlock-bench\.[A-Za-z0-9]*' "$BENCH_OUT" | head -n 1)
   [ -n "$dir" ] && [ ! -e "$dir" ]
   ! id "$BENCH_USER" >/dev/null 2>&1
+  # the sshd's remote users (tests/ssh/sshd.sh), and the sshd itself
+  ! id airlock-sshb-t >/dev/null 2>&1
+  ! id airlock-sshb-t-nb >/dev/null 2>&1
+  ! pgrep -f "sshd -D -f $dir/sshd/sshd_config"
   if docker info >/dev/null 2>&1; then
     [ -z "$(docker ps -aq --filter "label=airlock.owner=$dir/xdg/airlock")" ]
   fi

@@ -21,7 +21,12 @@
 #      dockerd answers (the test image is built by tests/docker/make-image.sh);
 #   4. files: `airlock cp TREE bench:DIR` of 500 small files into the warm
 #      local session against `cp -r TREE` into its workdir (N_FILES rounds);
-# then issue 11's goals, each ratio met or not.  Prints n, median, mean,
+#   5. per command in a warm ssh session (CLI and API) against plain
+#      `ssh -o ControlPath=MASTER host true` over the session's own master,
+#      and an upload of 500 small files with `airlock cp` against `scp -r`
+#      over that master, against a per-run sshd on 127.0.0.1
+#      (tests/ssh/sshd.sh; as root only: it creates the remote user);
+# then issue 11's and issue 12's goals, each ratio met or not.  Prints n, median, mean,
 # p95, min and max in ms, and ratios to the baseline.  The series of a
 # table are interleaved (one of each per round) so drift hits them alike; a
 # few warm-up rounds are not counted.
@@ -40,8 +45,10 @@
 # private XDG_RUNTIME_DIR and its own daemon, which is stopped by its pid
 # at the end.
 #
-# Environment: BUILDDIR (build), N_EXEC (200), N_OPEN (20), N_FILES (10), WARMUP (5),
-# BENCH_USER (airlock-bench; root only), BENCH_TIMEOUT (seconds, 1200).
+# Environment: BUILDDIR (build), N_EXEC (200), N_OPEN (20), N_FILES (10),
+# WARMUP (5), BENCH_USER (airlock-bench; root only), BENCH_SSH_USER (the
+# remote user, created for the run: airlock-sshb plus BENCH_USER's suffix),
+# BENCH_TIMEOUT (seconds, 1200).
 set -u
 export LC_ALL=C
 SELF=$(readlink -f "$0")
@@ -54,7 +61,7 @@ posint () { # value, default
 # The outer part: checks, user, prefix, bwrap; then the worker; cleanup.
 # ======================================================================
 
-T='' RUN_USER='' CREATED_USER=0 DOCKER_NOTE=''
+T='' RUN_USER='' CREATED_USER=0 DOCKER_NOTE='' SSH_NOTE=''
 DOCKER_CLI=/usr/bin/docker
 DOCKER_IMAGE=airlock-test:latest
 
@@ -77,6 +84,9 @@ cleanup () {
       kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
     fi
   fi
+  # The sshd and its remote users (the daemon, gone now, closed its
+  # session and master).
+  [ -n "$T" ] && [ -e "$T/sshd" ] && "$(dirname "$SELF")/../ssh/sshd.sh" remove "$T/sshd"
   [ -n "$T" ] && rm -rf "$T"
   [ -n "${PEER_HOME:-}" ] && rm -rf "$PEER_HOME"
   if [ "$CREATED_USER" = 1 ]; then
@@ -166,6 +176,29 @@ main () {
     fi
   fi
 
+  # ssh: our own sshd on 127.0.0.1 with a remote user of its own, and the
+  # measured user as the client (its key, a known_hosts with the host key).
+  local -A SSHV=()
+  if [ "$(id -u)" != 0 ]; then
+    SSH_NOTE="needs root, to start a test sshd with a remote user (tests/ssh/sshd.sh)"
+  elif [ ! -x /usr/sbin/sshd ]; then
+    SSH_NOTE="no /usr/sbin/sshd (Debian package openssh-server)"
+  else
+    local ssh_user=${BENCH_SSH_USER:-}
+    if [ -z "$ssh_user" ]; then
+      case $RUN_USER in
+        airlock-bench*) ssh_user=airlock-sshb${RUN_USER#airlock-bench} ;;
+        *) ssh_user=airlock-sshb ;;
+      esac
+    fi
+    if "$(dirname "$SELF")/../ssh/sshd.sh" start "$T/sshd" "$RUN_USER" "$ssh_user" > "$T/sshd-start.log" 2>&1; then
+      local k v
+      while IFS='=' read -r k v; do SSHV[$k]=$v; done < "$T/sshd/env"
+    else
+      SSH_NOTE="the test sshd did not start: $(tail -n 1 "$T/sshd-start.log")"
+    fi
+  fi
+
   # The private prefix: a copy of the build, a workspace, a runtime dir.
   # As root the helper is installed setuid there (the usual install; the
   # prefix is root's and 0755), with an unprivileged copy beside it.
@@ -213,6 +246,8 @@ main () {
     AIRLOCK_DAEMON_IDLE_EXIT=60
     BENCH_T="$T" BENCH_BUILDDIR="$BUILDDIR" BENCH_ROOT_RUN="$([ "$(id -u)" = 0 ] && echo 1)"
     N_EXEC="$N_EXEC" N_OPEN="$N_OPEN" N_FILES="$N_FILES" WARMUP="$WARMUP" BWRAP_NOTE="$BWRAP_NOTE"
+    SSH_NOTE="$SSH_NOTE" SSHD_PORT="${SSHV[SSHD_PORT]:-}" SSH_USER="${SSHV[SSH_USER]:-}"
+    SSH_KEY="${SSHV[SSH_KEY]:-}" SSH_KNOWN_HOSTS="${SSHV[SSH_KNOWN_HOSTS]:-}" SSH_WORKDIR="${SSHV[SSH_WORKDIR]:-}"
     DOCKER_NOTE="$DOCKER_NOTE" AIRLOCK_DOCKER_IMAGE="$DOCKER_IMAGE" AIRLOCK_DOCKER_PULL=false
     bash "$T/bench.sh" --worker)
   [ "$(id -u)" = 0 ] && cmd=(runuser -u "$RUN_USER" -- "${cmd[@]}")
@@ -414,6 +449,15 @@ exit \$__ec
 EOF
 }
 
+# The ssh master of this worker's daemon: its ControlPath, from ps
+# ("ssh: PATH [mux]"), in our runtime directory.
+ssh_master_path () {
+  local p
+  for p in $(pgrep -u "$(id -u)" -f "^ssh: $R/"); do
+    ps -o args= -p "$p" | sed -n 's/^ssh: \(.*\) \[mux\] *$/\1/p'
+  done | head -n 1
+}
+
 worker () {
   T=$BENCH_T
   AL=$T/bin/airlock
@@ -593,6 +637,71 @@ worker () {
     done
   fi
 
+  # ---- 5. ssh: one command in a warm session, and an upload ----
+  local ssh_ok=0 ssh_opened=0 cp_ok=0 sock='' SSHB=() SCPB=() CP_NOTE=''
+  if ((daemon_ok)) && [ -z "$SSH_NOTE" ]; then
+    # (the session's settings from the environment, as a client gives them)
+    if AIRLOCK_SSH_HOST=127.0.0.1 AIRLOCK_SSH_PORT=$SSHD_PORT AIRLOCK_SSH_USER=$SSH_USER \
+       AIRLOCK_SSH_KEY=$SSH_KEY AIRLOCK_SSH_KNOWN_HOSTS=$SSH_KNOWN_HOSTS \
+       AIRLOCK_SSH_STRICT_HOST_KEY_CHECKING=yes AIRLOCK_SSH_WORKDIR=$SSH_WORKDIR \
+       "$AL" session open sbench --backend ssh > "$R/ssh-open.log" 2>&1; then
+      ssh_opened=1
+      sock=$(ssh_master_path)
+      SSHB=(ssh -F /dev/null -o BatchMode=yes -o ControlMaster=no -o ControlPath="$sock"
+            -o UserKnownHostsFile="$SSH_KNOWN_HOSTS" -p "$SSHD_PORT" "$SSH_USER@127.0.0.1")
+      SCPB=(scp -q -r -F /dev/null -o BatchMode=yes -o ControlMaster=no -o ControlPath="$sock"
+            -o UserKnownHostsFile="$SSH_KNOWN_HOSTS" -P "$SSHD_PORT")
+      if [ -z "$sock" ]; then
+        SSH_NOTE="no ssh master of the session found (ps: ssh: $R/... [mux])"
+      elif ! out=$("${SSHB[@]}" true 2>&1); then
+        SSH_NOTE="ssh true over the session's master ($sock) failed: $out"
+      else
+        ssh_ok=1
+      fi
+    else
+      SSH_NOTE="the ssh session did not open: $(tail -n 1 "$R/ssh-open.log")"
+    fi
+  fi
+  if ((ssh_ok)); then
+    echo "  ssh:     OpenSSH $(ssh -V 2>&1 | cut -d, -f1), sshd on 127.0.0.1:$SSHD_PORT (tests/ssh/sshd.sh), remote user $SSH_USER, master $sock"
+    rounds=$((WARMUP + N_EXEC))
+    for ((i = 0; i < rounds; i++)); do
+      ((COUNTING = i >= WARMUP))
+      timed sshtrue "${SSHB[@]}" true
+      timed scli "$AL" exec sbench -- true
+      api_timed sapi '{"op":"exec","session":"sbench","command":"true"}'
+    done
+    # 500 small files (1 KB each, each its own), a new destination each
+    # round; airlock cp when this build has it (the files API).
+    mkdir -p "$WORK/files500"
+    local kb
+    printf -v kb '%01000d' 0
+    for ((i = 1; i <= 500; i++)); do printf '%d %s\n' "$i" "$kb" > "$WORK/files500/f$i"; done
+    if [[ $("$AL" cp --help 2>&1) == *"unknown command"* ]]; then
+      CP_NOTE="this airlock has no cp command (the files API): its row is not measured"
+    else
+      cp_ok=1
+    fi
+    rounds=$((WARMUP + N_FILES))
+    for ((i = 0; i < rounds; i++)); do
+      ((COUNTING = i >= WARMUP))
+      timed scp "${SCPB[@]}" "$WORK/files500" "$SSH_USER@127.0.0.1:$SSH_WORKDIR/scp-$i"
+      ((cp_ok)) && timed cp500 "$AL" cp "$WORK/files500" "sbench:$SSH_WORKDIR/cp-$i"
+    done
+    # What arrived, once: 500 files each way.
+    local got
+    got=$("${SSHB[@]}" "find $SSH_WORKDIR/scp-0 -type f | wc -l" 2>&1)
+    [ "$got" = 500 ] || CP_NOTE+="${CP_NOTE:+; }scp -r delivered $got files, not 500"
+    if ((cp_ok)); then
+      got=$("${SSHB[@]}" "find $SSH_WORKDIR/cp-0 -type f | wc -l" 2>&1)
+      [ "$got" = 500 ] || CP_NOTE+="${CP_NOTE:+; }airlock cp delivered $got files, not 500"
+    fi
+    "${SSHB[@]}" "rm -rf $SSH_WORKDIR/scp-* $SSH_WORKDIR/cp-*" > /dev/null 2>&1
+    rm -rf "$WORK/files500"
+  else
+    echo "  ssh:     skipped: ${SSH_NOTE:-no daemon}"
+  fi
+
   # ---- the tables ----
   table_head "0. The command-line client's start, against /bin/true"
   row "/bin/true, spawned directly (baseline)" true true
@@ -650,6 +759,20 @@ worker () {
     echo "  skipped: no session (see above)"
   fi
 
+  table_head "5. SSH: one command (true) in a warm session, against ssh -o ControlPath=MASTER host true over its master; 500 files up, against scp -r"
+  if ((ssh_ok)); then
+    row "ssh -o ControlPath=MASTER host true (baseline)" sshtrue sshtrue
+    row "airlock exec sbench -- true (CLI)" scli sshtrue
+    row "  JSON API exec, one airlock serve connection" sapi sshtrue
+    row "scp -r 500 files, over the master (baseline)" scp scp
+    if ((cp_ok)); then
+      row "airlock cp 500 files sbench:DIR" cp500 scp
+    fi
+    [ -n "$CP_NOTE" ] && echo "  $CP_NOTE"
+  else
+    echo "  skipped: ${SSH_NOTE:-no daemon}"
+  fi
+
   # ---- issue 11's goals, median to median ----
   goal "airlock --version / /bin/true" version true 1.3
   goal "airlock run -- true / bwrap" run bwrap 0.7
@@ -659,6 +782,10 @@ worker () {
   goal "JSON API exec / the original's wrapper" api orig 1
   goal "docker: airlock exec S -- true (CLI) / docker exec" dcli dexec 0.25
   printf '\n== Goals (issue 11), median to median\n%s' "$GOALS"
+  GOALS=''
+  goal "ssh: airlock exec S -- true (CLI) / ssh host true (master)" scli sshtrue 1.3
+  goal "ssh: JSON API exec / ssh host true (master)" sapi sshtrue 1.3
+  printf '\n== Goals (issue 12), median to median\n%s' "$GOALS"
 
   echo
   echo "Times in ms, per run, as seen by the caller (wall clock); x = ratio to the"
@@ -672,6 +799,7 @@ worker () {
   fi
 
   # ---- stop what we started ----
+  ((ssh_opened)) && { api '{"op":"close","session":"sbench"}' || "$AL" session close sbench > /dev/null 2>&1; }
   ((docker_ok)) && { api '{"op":"close","session":"dbench"}' || "$AL" session close dbench > /dev/null 2>&1; }
   if ((session_ok)); then
     api '{"op":"close","session":"bench"}' || "$AL" session close bench > /dev/null 2>&1
