@@ -75,8 +75,8 @@ api_file () { as_user "$AIRLOCK" serve < "$1"; }
     # above); nor does our sshd's log have it (LogLevel VERBOSE), nor can
     # another user read it in the remote user's job directories.
     ! grep -F "$secret" "$SSHD_LOG"
-    run runuser -u "$OTHER_USER" -- grep -rlF "$secret" "$SSH_HOME"
-    [[ "$output" != *"$secret"* && "$output" != *"$SSH_HOME/"* ]]
+    run runuser -u "$OTHER_USER" -- sh -c 'grep -rlF "$1" "$2" 2>/dev/null' sh "$secret" "$SSH_HOME"
+    [ -z "$output" ]
   fi
   al session close s # ends the command
   wait "$SERVE_PID" 2>/dev/null || true

@@ -282,7 +282,7 @@ counter_complete () {
   [ -n "$job" ] || { find "$SSH_HOME/.airlock"; false; }
   base=${job%/*} name=${job##*/}
   # Two copies of it, named like it: one left by a daemon that died two
-  # days ago, one an hour old (younger than the TTL: another daemon's,
+  # days ago, one half an hour old (younger than the TTL: another daemon's,
   # perhaps running).  Its process is gone once the session is closed.
   stale=${name%????}dead fresh=${name%????}beef
   cp -a "$job" "$base/$stale"
@@ -293,7 +293,7 @@ counter_complete () {
   ! master_pid
   remote_gone "^sleep $marker\."
   find "$base/$stale" -exec touch -h -d '2 days ago' {} +
-  find "$base/$fresh" -exec touch -h -d '1 hour ago' {} +
+  find "$base/$fresh" -exec touch -h -d '30 minutes ago' {} +
   al session open s2
   al exec s2 -- true
   [ ! -e "$base/$stale" ] || { ls -la "$base"; false; }
@@ -302,7 +302,9 @@ counter_complete () {
 
 @test "ssh: close leaves no remote process and no local ssh master" {
   al session open s
-  run api '{"id":1,"op":"exec","session":"s","background":true,"command":"setsid sleep '"$marker"'.1 & sleep '"$marker"'.2"}'
+  # (not setsid: a process that leaves the job's session is out of the
+  # backend's reach, docs/ssh.md)
+  run api '{"id":1,"op":"exec","session":"s","background":true,"command":"sleep '"$marker"'.1 & sleep '"$marker"'.2"}'
   for i in $(seq 50); do remote_procs "^sleep $marker\.2" > /dev/null && break; sleep 0.1; done
   remote_procs "^sleep $marker\.2"
   master_pid
