@@ -214,11 +214,14 @@ write_cfg () { printf '%s\n' "$1" > "$CFG"; chown "$TEST_USER" "$CFG"; }
   [ -n "$(field_of 3 posture.backend)" ]
   [ "$(field_of 4 sessions.0.posture.backend)" = "$BACKEND" ]
   if [ "$BACKEND" = ssh ]; then
-    # A real machine: no isolation claimed that the host does not set up
-    # (the command's own view says what it runs under, as above).
-    [ "$(field_of 2 posture.isolation.seccomp)" != true ]
-    [ "$(field_of 2 posture.isolation.verified)" != true ]
-    [[ "$out" == *"Seccomp:"*0* ]]
+    # A real machine (docs/ssh.md): no isolation claimed, and the
+    # command's own view agrees.
+    [ "$(field_of 2 posture.isolation.kind)" = remote-host ]
+    [ "$(field_of 2 posture.isolation.network)" = host ]
+    [ "$(field_of 2 posture.privilege)" = ssh ]
+    [ "$(field_of 2 posture.isolation.seccomp)" = false ]
+    [ "$(field_of 2 posture.isolation.verified)" = false ]
+    [[ "$out" =~ Seccomp:[[:space:]]+0 ]]
     return
   fi
   if [ "$BACKEND" = local ]; then
