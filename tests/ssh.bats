@@ -4,7 +4,7 @@
 # run-tests.sh starts it with tests/ssh/sshd.sh and exports its
 # SSHD_*/SSH_* variables).  Faults while a command prints a numbered
 # counter for 20 s (the ControlMaster killed, the server's connection
-# process killed, sshd restarted): the output arrives complete, in order,
+# process killed or stopped, sshd restarted): the output arrives complete, in order,
 # with the right status.  A timeout while the host is down: 124 and
 # kill_pending, and nothing of the command left once it is back.  The
 # failures (host key changed, key refused, no bash, no sshd) are clear
@@ -131,6 +131,17 @@ counter_complete () {
   "$SSHD_SH" stop "$SSHD_DIR"
   sleep 2
   "$SSHD_SH" start-again "$SSHD_DIR"
+  counter_complete
+  run al exec s -- 'echo still usable'
+  [ "$output" = "still usable" ]
+}
+
+@test "ssh: a hung connection (its sshd processes stopped) mid-command: every line once, in order" {
+  al session open s
+  start_counter
+  [ -n "$(pgrep -P "$(cat "$SSHD_DIR/listener.pid")")" ]
+  # No answer and no close: only ServerAlive (1 s x 3 here) notices.
+  "$SSHD_SH" kill-connections "$SSHD_DIR" STOP
   counter_complete
   run al exec s -- 'echo still usable'
   [ "$output" = "still usable" ]
