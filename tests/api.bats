@@ -10,7 +10,7 @@ load helpers
 
 setup () {
   BACKEND=${BACKEND:-local}
-  RUNDIR="$RT_ROOT/xdg-api-$BATS_TEST_NUMBER"
+  RUNDIR="$T/xdg-api-$BATS_TEST_NUMBER"
   rm -rf "$RUNDIR"
   mkdir -p "$RUNDIR"
   chown "$TEST_USER" "$RUNDIR"

@@ -88,6 +88,6 @@ samples () {
   ! id airlock-sshb-t-nb >/dev/null 2>&1
   ! pgrep -f "sshd -D -f $dir/sshd/sshd_config"
   if docker info >/dev/null 2>&1; then
-    [ -z "$(docker ps -aq --filter "label=airlock.owner=$dir/x/airlock")" ]
+    [ -z "$(docker ps -aq --filter "label=airlock.owner=$dir/xdg/airlock")" ]
   fi
 }

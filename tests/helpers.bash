@@ -18,12 +18,6 @@
 #                  approval gate's "approve" mode (logged), since they test
 #                  sandboxes, not the gate
 
-# Where the session suites put their daemons' runtime directories
-# (RUNDIR): T, or a shorter directory that run-tests.sh makes for the ssh
-# suites, since RUNDIR/airlock/ssh/ID-%C and the suffix ssh adds while it
-# makes a control socket must fit in a socket address (108 bytes).
-RT_ROOT=${RT_ROOT:-$T}
-
 # Run a command as the test user, in $WORK, with a minimal environment
 # (EXTRA_ENV's assignments come last and win).
 as_user () {

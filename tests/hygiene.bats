@@ -10,7 +10,7 @@ load helpers
 
 setup () {
   BACKEND=${BACKEND:-local}
-  RUNDIR="$RT_ROOT/xdg-$BATS_TEST_NUMBER"
+  RUNDIR="$T/xdg-$BATS_TEST_NUMBER"
   mkdir -p "$RUNDIR"
   chown "$TEST_USER" "$RUNDIR"
   chmod 0700 "$RUNDIR"

@@ -14,7 +14,7 @@ DOCKER=/usr/bin/docker
 
 setup () {
   BACKEND=${BACKEND:-local}
-  RUNDIR="$RT_ROOT/xdg-lc-$BATS_TEST_NUMBER"
+  RUNDIR="$T/xdg-lc-$BATS_TEST_NUMBER"
   rm -rf "$RUNDIR"
   mkdir -p "$RUNDIR"
   chown "$TEST_USER" "$RUNDIR"

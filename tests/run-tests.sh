@@ -30,7 +30,6 @@ chmod 0755 "$T"
 cleanup () {
   # An ssh run cut short: its sshd and remote users (tests/ssh/sshd.sh).
   [ -e "$T/sshd" ] && "$ROOT/tests/ssh/sshd.sh" remove "$T/sshd"
-  [ -n "${RT_ROOT:-}" ] && rm -rf "$RT_ROOT"
   rm -rf "$T"
 }
 trap cleanup EXIT
@@ -226,10 +225,6 @@ if [ -n "$SSH_SUITES" ]; then
     airlock-test*) SSH_USER=${SSH_USER:-airlock-ssh${TEST_USER#airlock-test}} ;;
     *) SSH_USER=${SSH_USER:-airlock-ssh-$TEST_USER} ;;
   esac
-  # The suites' runtime directories, in a short path: an ssh control
-  # socket's path (RUNDIR/airlock/ssh/ID-%C, and ssh's suffix) must fit in
-  # 108 bytes, and $T/xdg-lc-12 is too long a start.
-  RT_ROOT=$(mktemp -d /tmp/al.XXXXXX) && chmod 0755 "$RT_ROOT" && export RT_ROOT
   if tests/ssh/sshd.sh start "$T/sshd" "$TEST_USER" "$SSH_USER" > "$T/sshd-start.log" 2>&1; then
     set -a
     . "$T/sshd/env"
@@ -259,11 +254,9 @@ if [ -n "$SSH_SUITES" ]; then
     result "ssh: sshd" 1
   fi
   # The test user's ssh masters of this run (their ControlPath is under
-  # RT_ROOT): a session never closed leaves one for ControlPersist.
-  for p in $(pgrep -u "$TEST_USER" -f "^ssh: $RT_ROOT/"); do kill -TERM "$p" 2>/dev/null; done
+  # $T): a session that was never closed leaves one for ControlPersist.
+  for p in $(pgrep -u "$TEST_USER" -f "^ssh: $T/"); do kill -TERM "$p" 2>/dev/null; done
   tests/ssh/sshd.sh remove "$T/sshd"
-  rm -rf "$RT_ROOT"
-  unset RT_ROOT
 fi
 
 # ---- 4d. Once, as root: the README's demo; build-time paths and flags ----

@@ -19,7 +19,7 @@ COUNTER='for i in $(seq 1 200); do echo $i; sleep 0.1; done; exit 7'
 
 setup () {
   [ "${BACKEND:-}" = ssh ] || skip "BACKEND=ssh only (run-tests.sh runs it against its own sshd)"
-  RUNDIR="$RT_ROOT/xdg-ssh-$BATS_TEST_NUMBER"
+  RUNDIR="$T/xdg-ssh-$BATS_TEST_NUMBER"
   rm -rf "$RUNDIR"
   mkdir -p "$RUNDIR"
   chown "$TEST_USER" "$RUNDIR"

@@ -71,13 +71,13 @@ is_our_daemon () { # pid: the daemon the worker started, in our prefix
     "$T/bin/airlock daemon "|"airlock daemon ") ;;
     *) return 1 ;;
   esac &&
-    grep -qzx "XDG_RUNTIME_DIR=$T/x" "/proc/$1/environ" 2>/dev/null
+    grep -qzx "XDG_RUNTIME_DIR=$T/xdg" "/proc/$1/environ" 2>/dev/null
 }
 
 cleanup () {
   local pid i
-  if [ -n "$T" ] && [ -r "$T/x/bench-daemon.pid" ]; then
-    pid=$(head -c 20 "$T/x/bench-daemon.pid")
+  if [ -n "$T" ] && [ -r "$T/xdg/bench-daemon.pid" ]; then
+    pid=$(head -c 20 "$T/xdg/bench-daemon.pid")
     if is_our_daemon "$pid"; then
       kill -TERM "$pid" 2>/dev/null
       for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -202,9 +202,7 @@ main () {
   # The private prefix: a copy of the build, a workspace, a runtime dir.
   # As root the helper is installed setuid there (the usual install; the
   # prefix is root's and 0755), with an unprivileged copy beside it.
-  # (The runtime dir is x, short: the ssh backend's control sockets are
-  # made in it, and a socket's path has at most 107 bytes.)
-  mkdir -p "$T/bin" "$T/libexec/airlock" "$T/work" "$T/x" "$T/home"
+  mkdir -p "$T/bin" "$T/libexec/airlock" "$T/work" "$T/xdg" "$T/home"
   install -m 0755 "$BUILDDIR/airlock" "$T/bin/airlock" &&
     install -m 0755 "$BUILDDIR/airlock-helper" "$T/libexec/airlock/airlock-helper" &&
     install -m 0755 "$BUILDDIR/airlock-helper" "$T/libexec/airlock/airlock-helper-userns" &&
@@ -219,9 +217,9 @@ main () {
   if [ "$(id -u)" = 0 ]; then
     chown root:root "$T/libexec/airlock/airlock-helper" && chmod 4755 "$T/libexec/airlock/airlock-helper"
   fi
-  chmod 0700 "$T/x"
+  chmod 0700 "$T/xdg"
   if [ "$(id -u)" = 0 ]; then
-    chown "$RUN_USER" "$T/work" "$T/x" "$T/home"
+    chown "$RUN_USER" "$T/work" "$T/xdg" "$T/home"
   fi
 
   # The peers (make bench-peers): run from where they were installed, by
@@ -239,7 +237,7 @@ main () {
   fi
 
   local cmd=(env -i PATH=/usr/local/bin:/usr/bin:/bin LC_ALL=C
-    HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" XDG_RUNTIME_DIR="$T/x"
+    HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" XDG_RUNTIME_DIR="$T/xdg"
     AIRLOCK_HELPER="$T/libexec/airlock/airlock-helper"
     AIRLOCK_SUPERVISOR="$T/libexec/airlock/airlock-supervisor"
     AIRLOCK_DAEMON="$T/libexec/airlock/airlock-daemon"
