@@ -142,13 +142,8 @@ container_clean_within () {
     [[ "$(field error.message)" == *"leader"*"killed by signal 9"* ]]
   fi
   [ "$(grep -c '"event":"result"' <<< "$output")" -eq 1 ]
-  if [ "$BACKEND" = ssh ]; then
-    # The job's session, but what left it with setsid (.7: out of the
-    # backend's reach, docs/ssh.md, Limits; teardown ends it).
-    gone "^sleep $marker\.[689]" 5
-  else
-    gone "^sleep $marker\." 2
-  fi
+  # (ssh: the wrapper's end is noticed at its next heartbeat, 2 s)
+  gone "^sleep $marker\." $([ "$BACKEND" = ssh ] && echo 5 || echo 2)
   run al exec s -- 'echo still usable'
   [ "$output" = "still usable" ]
 }
@@ -168,11 +163,7 @@ container_clean_within () {
     grep -q airlock-superv "/proc/$leader/comm"
   fi
   kill -KILL "$leader"
-  if [ "$BACKEND" = ssh ]; then
-    gone "^sleep $marker\.[13]" 5 # (.2 left the job's session: setsid)
-  else
-    gone "^sleep $marker\." 2
-  fi
+  gone "^sleep $marker\." $([ "$BACKEND" = ssh ] && echo 5 || echo 2)
   for i in $(seq 30); do
     run api '{"id":2,"op":"job_output","session":"s","job":'"$job"'}'
     [ "$(field state)" != running ] && break

@@ -102,13 +102,7 @@ field () {
   marker=$((RANDOM + 1000))
   run al exec s --timeout 2 -- "setsid sleep $marker.1 & (sleep $marker.2 &) ; sleep $marker.3"
   [ "$status" -eq 124 ]
-  if [ "$BACKEND" = ssh ]; then
-    # A remote job is killed by its session id: what calls setsid itself
-    # is out of reach (docs/ssh.md, Limits); teardown ends it.
-    gone "^sleep $marker\.[23]"
-  else
-    gone "^sleep $marker\."
-  fi
+  gone "^sleep $marker\."
   run al exec s -- 'echo still usable'
   [ "$output" = "still usable" ]
 }
@@ -172,9 +166,7 @@ field () {
   [ "$output" = started ]
   [ "$(( $(date +%s) - start ))" -lt 10 ]
   al session close s
-  # (ssh: neither what left the job's session nor what a finished
-  # command left running is killed at close, docs/ssh.md, Limits.)
-  [ "$BACKEND" = ssh ] || gone "^sleep $marker\."
+  gone "^sleep $marker\."
 }
 
 @test "sessions: 20 sessions at once" {
@@ -362,9 +354,7 @@ got hello
 @test "sessions: closing leaves no process behind" {
   al session open s
   marker=$((RANDOM + 1000))
-  # (ssh: without setsid, which would take it out of the backend's reach)
-  setsid=setsid; [ "$BACKEND" = ssh ] && setsid=
-  run api '{"id":1,"op":"exec","session":"s","background":true,"command":"'"$setsid"' sleep '"$marker"'.7"}'
+  run api '{"id":1,"op":"exec","session":"s","background":true,"command":"setsid sleep '"$marker"'.7"}'
   for i in $(seq 50); do pgrep -f "^sleep $marker.7" >/dev/null && break; sleep 0.1; done
   al session close s
   gone "^sleep $marker\."

@@ -313,9 +313,7 @@ counter_complete () {
 
 @test "ssh: close leaves no remote process and no local ssh master" {
   al session open s
-  # (not setsid: a process that leaves the job's session is out of the
-  # backend's reach, docs/ssh.md)
-  run api '{"id":1,"op":"exec","session":"s","background":true,"command":"sleep '"$marker"'.1 & sleep '"$marker"'.2"}'
+  run api '{"id":1,"op":"exec","session":"s","background":true,"command":"setsid sleep '"$marker"'.1 & sleep '"$marker"'.2"}'
   for i in $(seq 50); do remote_procs "^sleep $marker\.2" > /dev/null && break; sleep 0.1; done
   remote_procs "^sleep $marker\.2"
   master_pid
