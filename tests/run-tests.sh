@@ -216,8 +216,8 @@ fi
 # free port) with a remote user of its own (bash, a home, the session's
 # workdir in it) and one without bash; removed again at the end.  The
 # suites run as the test user, the client, with the run's key and
-# known_hosts (strict: the host key is known beforehand).  A suite not
-# written yet (files.bats) is left out, and says so.
+# known_hosts (strict: the host key is known beforehand).  A suite that
+# does not exist (on a branch without it) is left out, and says so.
 SSH_SUITES=${SSH_SUITES-sessions spool hygiene lifecycle api ssh files}
 if [ -n "$SSH_SUITES" ]; then
   section "ssh: sshd on 127.0.0.1 and the remote users"
