@@ -81,9 +81,12 @@ fi
 if [ "$M" = close ]; then
   for j in $J; do
     p=
-    [ -r "$B/$j/pid" ] && read -r p < "$B/$j/pid"
-    [ -z "$p" ] || [ -e "$B/$j/rc" ] || ks 9 "$p" "$j\$"
+    [ -r "$B/$j/pid" ] && [ ! -e "$B/$j/rc" ] && read -r p < "$B/$j/pid"
+    # The directory goes first: a job not started yet finds it gone and
+    # does not start (runner); one that started carries its mark from
+    # its first exec, so the kill after the removal finds it.
     rm -rf "$B/$j"
+    ks 9 "$p" "$j\$"
   done
   # What the session's commands left running (they ended, their
   # background processes did not).
@@ -113,8 +116,10 @@ runner() {
   # The job's environment is exactly the env file (and who it runs as).
   i=/dev/null
   [ "$IN" = 1 ] && i=$J/in
-  env -i HOME="$HOME" USER="$USER" LOGNAME="$LOGNAME" SHELL="$SHELL" \
-    sh -c '. "$0/env"; cd "$1" 2>/dev/null || cd /; shift; exec setsid "$@"' "$J" "$CW" "$@" \
+  # The mark is in the environment from the first exec on, and the job
+  # starts only while its directory is there (close removes it first).
+  env -i AIRLOCK_SSH_JOB="$JN" HOME="$HOME" USER="$USER" LOGNAME="$LOGNAME" SHELL="$SHELL" \
+    sh -c '[ -d "$0" ] || exit 125; . "$0/env"; cd "$1" 2>/dev/null || cd /; shift; exec setsid "$@"' "$J" "$CW" "$@" \
     3> "$J/m" 4< "$J/script" > "$J/out" 2> "$J/err" < "$i" &
   p=$!
   echo $p > "$J/pid"

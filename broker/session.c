@@ -26,8 +26,9 @@
 /* The most bytes of a script: the backends' bound on what a pipe to a
  * command may hold undelivered (STDIN_FEED_MAX, backends/stdin_feed.h). */
 #define SCRIPT_MAX (4 << 20)
-/* After SIGKILL, a backend that has not reported the end this long after
- * has lost the job: it ends as `lost` and the session is free again. */
+/* After SIGKILL, a backend that has reported neither the end nor any
+ * output this long after has lost the job: it ends as `lost` and the
+ * session is free again. */
 #define LOST_AFTER_KILL_MS 3000
 
 /* A job's fd 3, where the shell wrapper reports the state
@@ -443,6 +444,10 @@ on_event (struct session *s, const struct backend_event *ev)
         }
       if (ev->stream != 1 && ev->stream != 2)
         return;
+      /* Killed, but still delivering what it wrote before (a remote
+       * backend's backlog): not lost while its output comes. */
+      if (e->lost_at >= 0)
+        e->lost_at = session_now_ms () + LOST_AFTER_KILL_MS;
       if (!record_output (e, ev->stream, ev->data, ev->len) && s->lim.spool_full_stops)
         stop_job (e, JOB_END_KILLED);
       return;
