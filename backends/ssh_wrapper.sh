@@ -156,10 +156,9 @@ if [ "$M" = run ]; then
   [ -d "$J" ] || e=$(mkdir "$J" 2>&1) || fail "cannot create the job directory $J on the remote host: $e"
   # From here on the local side resumes rather than gives up.
   printf 'H\n'
-  if ! { head -c "$SL" > "$J/script" && head -c "$EL" > "$J/env" \
-         && : > "$J/out" && : > "$J/err" && : > "$J/meta"; } 2> "$J/e"; then
-    e=
-    read -r e < "$J/e"
+  # The error in a variable: on a full disk a file for it stays empty.
+  if ! e=$({ head -c "$SL" > "$J/script" && head -c "$EL" > "$J/env" \
+             && : > "$J/out" && : > "$J/err" && : > "$J/meta"; } 2>&1); then
     rm -rf "$J"
     fail "cannot write the job directory $J on the remote host: ${e:-no space left on its disk?}"
   fi

@@ -39,6 +39,12 @@ teardown () {
   [ -e "$SSHD_DIR/listener.pid" ] || "$SSHD_SH" start-again "$SSHD_DIR"
   stop_daemon
   ssh_cleanup
+  local m
+  for m in "$T"/ssh-full-*; do
+    [ -d "$m" ] || continue
+    mountpoint -q "$m" && umount "$m"
+    rmdir "$m"
+  done
   rm -f "$T/ssh-"*
 }
 
@@ -227,6 +233,28 @@ counter_complete () {
   echo "$output"
   [ "$status" -ne 0 ]
   [[ "$output" == *bash* ]]
+}
+
+@test "ssh: a full remote disk for the job directory: a clear error; usable again once there is room" {
+  full="$T/ssh-full-$marker"
+  mkdir -p "$full"
+  mount -t tmpfs -o size=256k,mode=0700,uid="$(id -u "$SSH_USER")" tmpfs "$full"
+  SESSION_ENV="AIRLOCK_SSH_REMOTE_DIR=$full/jobs" setup
+  al session open s
+  # Nothing left for the next command's script (root fills it: tmpfs
+  # keeps nothing back for root).
+  dd if=/dev/zero of="$full/fill" bs=4k 2>/dev/null || true
+  run al exec s -- 'echo "this never runs"'
+  echo "$output"
+  rm -f "$full/fill"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"No space left"* ]]
+  [[ "$output" == *"$full/jobs"* ]]
+  [[ $'\n'"$output"$'\n' != *$'\nthis never runs\n'* ]]
+  run al exec s -- 'echo room again'
+  echo "$output"
+  [ "$output" = "room again" ]
+  al session close s
 }
 
 @test "ssh: an unreachable host (a closed port): a clear error, in bounded time" {
