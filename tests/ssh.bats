@@ -257,6 +257,27 @@ counter_complete () {
   al session close s
 }
 
+@test "ssh: --host (CLI) and the API's host field choose the host over the configuration" {
+  SESSION_ENV="AIRLOCK_SSH_HOST=nowhere.invalid AIRLOCK_SSH_PORT=1 AIRLOCK_SSH_USER=nobody" setup
+  run al session open h --host "$SSH_USER@127.0.0.1:$SSHD_PORT"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  run al exec h -- 'id -un'
+  [ "$output" = "$SSH_USER" ]
+  al session close h
+  run api '{"id":1,"op":"open","session":"a","workdir":"/tmp","host":"'"$SSH_USER@127.0.0.1:$SSHD_PORT"'"}'
+  echo "$output"
+  [ "$(field ok)" = true ]
+  [ "$(field backend)" = ssh ]
+  run al exec a -- 'id -un'
+  [ "$output" = "$SSH_USER" ]
+  al session close a
+  run al session open bad --host 'me@two words'
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *host* ]]
+}
+
 @test "ssh: an unreachable host (a closed port): a clear error, in bounded time" {
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   SESSION_ENV="AIRLOCK_SSH_PORT=$port" setup
