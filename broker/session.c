@@ -448,7 +448,14 @@ on_event (struct session *s, const struct backend_event *ev)
        * backend's backlog): not lost while its output comes. */
       if (e->lost_at >= 0)
         e->lost_at = session_now_ms () + LOST_AFTER_KILL_MS;
-      if (!record_output (e, ev->stream, ev->data, ev->len) && s->lim.spool_full_stops)
+      if (record_output (e, ev->stream, ev->data, ev->len))
+        return;
+      /* The spool is full (its error says how much was dropped).  A job
+       * already killed ends now with its cause: nothing more of its
+       * backlog could be kept anyway. */
+      if (e->lost_at >= 0)
+        end_job (s, e, 0, SIGKILL, NULL);
+      else if (s->lim.spool_full_stops)
         stop_job (e, JOB_END_KILLED);
       return;
     case BACKEND_EXITED:

@@ -88,7 +88,9 @@ cpu_seconds () {
   kill -KILL "$client"
   pid=$(daemon_pid)
   # The first command of the session is job 2 (1 is the shell's bootstrap).
-  run api '{"id":1,"op":"job_wait","session":"s","job":2,"timeout":10}'
+  # (An ssh job's output first lands on the remote disk: what it wrote
+  # before the kill reached it arrives after, up to the spool's cap.)
+  run api '{"id":1,"op":"job_wait","session":"s","job":2,"timeout":30}'
   echo "$output"
   [ "$(field cause)" = interrupted ]
   gone "^yes $marker"
