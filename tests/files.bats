@@ -76,17 +76,22 @@ tree_sum () {
 
 @test "files: a 200 MB binary round-trips intact, in bounded daemon memory" {
   open_session
+  # A name of its own: on ssh the remote /tmp is this machine's, shared.
+  tb=/tmp/airlock-files-big.$$
   as_user head -c 200000000 /dev/urandom > "$H/big"
   chown "$TEST_USER" "$H/big"
   chmod 0640 "$H/big"
-  AL_TIMEOUT=300 run al cp "$H/big" f:/tmp/big
+  AL_TIMEOUT=300 run al cp "$H/big" f:"$tb"
+  echo "$output"
   [ "$status" -eq 0 ]
-  run al exec f -- 'sha256sum /tmp/big; stat -c %a /tmp/big'
+  run al exec f -- "sha256sum $tb; stat -c %a $tb"
   [ "${lines[0]%% *}" = "$(sha256sum < "$H/big" | cut -d' ' -f1)" ]
   [ "${lines[1]}" = 640 ]
-  AL_TIMEOUT=300 run al cp f:/tmp/big "$H/big2"
+  AL_TIMEOUT=300 run al cp f:"$tb" "$H/big2"
+  echo "$output"
   [ "$status" -eq 0 ]
   cmp "$H/big" "$H/big2"
+  al exec f -- "rm -f $tb"
   # Streamed, never held: the daemon stays far below the file's size
   # (ASan's quarantine alone is larger).
   local rss
