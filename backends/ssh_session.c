@@ -682,36 +682,13 @@ env_name_ok (const char *e, size_t n)
 }
 
 /* The job's environment as a file the runner sources: export NAME='value'
- * lines, so no value reaches an argv. */
+ * lines, so no value reaches an argv.  (The job's mark, AIRLOCK_SSH_JOB,
+ * is the runner's own: set on its first exec, ssh_wrapper.sh.) */
 static char *
-env_file (const char *const *envp, const char *job_name)
+env_file (const char *const *envp)
 {
   size_t cap = 1, len = 0;
   char *out = calloc (1, 1);
-  /* The job's mark: its processes that leave its session are still
-   * found for a kill (the remote ks()); AIRLOCK_* is never saved in the
-   * session's state. */
-  char *mark = xprintf ("AIRLOCK_SSH_JOB=%s", job_name);
-  const char *const extra[] = { mark, NULL };
-  for (const char *const *e = extra; out && mark && *e; e++)
-    {
-      char *line = xprintf ("export %s\n", *e);
-      size_t n = line ? strlen (line) : 0;
-      char *o = line ? realloc (out, len + n + 1) : NULL;
-      if (!o)
-        {
-          free (line);
-          free (out);
-          free (mark);
-          return NULL;
-        }
-      out = o;
-      memcpy (out + len, line, n + 1);
-      len += n;
-      cap = len + 1;
-      free (line);
-    }
-  free (mark);
   for (const char *const *e = envp; out && e && *e; e++)
     {
       const char *eq = strchr (*e, '=');
@@ -760,7 +737,7 @@ ssh_op_spawn (struct backend_session *s, const struct backend_spawn *sp, char **
   j->grace_ms = sp->grace_ms ? sp->grace_ms : 2000;
   j->retry_at = -1;
   snprintf (j->name, sizeof j->name, "%s-%u", s->token, sp->job);
-  char *env = env_file (sp->envp, j->name);
+  char *env = env_file (sp->envp);
   /* argv as sh words; the session layer's are fixed (no secrets). */
   size_t alen = 1;
   for (const char *const *a = sp->argv; *a; a++)
