@@ -442,14 +442,28 @@ start (struct session *s, struct files_transfer *t, const struct files_request *
   return 0;
 }
 
-static bool
-path_ok (const struct files_request *rq, const char **code, char **err)
+/* A transfer of rq's path, to report to done(ctx); NULL with *code and
+ * *err. */
+static struct files_transfer *
+transfer_new (const struct files_request *rq, files_done_fn done, void *ctx,
+              const char **code, char **err)
 {
-  if (rq->path && *rq->path)
-    return true;
-  *code = "bad_request";
-  *err = xprintf ("path is empty: give the path in the sandbox");
-  return false;
+  if (!rq->path || !*rq->path)
+    {
+      *code = "bad_request";
+      *err = xprintf ("path is empty: give the path in the sandbox");
+      return NULL;
+    }
+  struct files_transfer *t = calloc (1, sizeof *t);
+  if (!t)
+    {
+      *code = "busy";
+      *err = xprintf ("out of memory");
+      return NULL;
+    }
+  t->done = done;
+  t->ctx = ctx;
+  return t;
 }
 
 int
@@ -457,14 +471,10 @@ files_upload (struct session *s, const struct files_request *rq,
               files_done_fn done, void *ctx, struct files_transfer **out,
               const char **code, char **err)
 {
-  if (!path_ok (rq, code, err))
-    return -1;
-  struct files_transfer *t = calloc (1, sizeof *t);
+  struct files_transfer *t = transfer_new (rq, done, ctx, code, err);
   if (!t)
-    return *code = "busy", *err = xprintf ("out of memory"), -1;
+    return -1;
   t->upload = true;
-  t->done = done;
-  t->ctx = ctx;
   char *c = NULL;
   if (rq->source)
     t->pk = files_packer_new_path (rq->source, &c, err);
@@ -493,13 +503,9 @@ files_download (struct session *s, const struct files_request *rq,
                 files_done_fn done, void *ctx, struct files_transfer **out,
                 const char **code, char **err)
 {
-  if (!path_ok (rq, code, err))
-    return -1;
-  struct files_transfer *t = calloc (1, sizeof *t);
+  struct files_transfer *t = transfer_new (rq, done, ctx, code, err);
   if (!t)
-    return *code = "busy", *err = xprintf ("out of memory"), -1;
-  t->done = done;
-  t->ctx = ctx;
+    return -1;
   char *c = NULL;
   if (!(t->up = files_unpacker_new (rq->dest, read_stream, t, &c, err))
       || start (s, t, rq, NULL, NULL, code, err) < 0)
