@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The whole test suite (`make check`): protocol unit tests, a fuzz smoke run
-# under ASan+UBSan, and the command-line tests run as an unprivileged user
-# against the helper in each privilege mode (unprivileged user namespaces,
-# setuid root, file capabilities), the docker suites, the ssh suites
-# against a real sshd on 127.0.0.1 (tests/ssh/sshd.sh), the README's demo, the
-# build tests and a few rounds of `make bench` once, then once more with an
-# ASan+UBSan build.
+# The whole test suite (`make check`): protocol unit tests, then two streams
+# side by side, each with test users, a private prefix and a scratch dir of
+# its own: (1) the command-line tests run as an unprivileged user against
+# the helper in each privilege mode (unprivileged user namespaces, setuid
+# root, file capabilities), the README's demo, the build tests, a few rounds
+# of `make bench`, then the same suites with an ASan+UBSan build; (2) a fuzz
+# smoke run under ASan+UBSan, the docker suites, and the ssh suites against
+# a real sshd on 127.0.0.1 (tests/ssh/sshd.sh).
 # Needs root: it creates test users and installs a setuid helper into a
 # private 0755 prefix (CI's clone may sit where the test user cannot enter).
+# Knobs: TEST_USER, OTHER_USER (BACKENDS_TEST_USER, BACKENDS_OTHER_USER:
+# stream 2's, by default the same with a "b" appended), MODES, SUITES,
+# ASAN_SUITES, DOCKER_SUITES, SSH_SUITES, ONCE_SUITES (" " or "" for none),
+# SKIP_ASAN=1, FUZZ_SECONDS, PARALLEL=0 (one stream after the other).
 # Ends with one line: "N passed, N failed, N skipped".
 set -u
 cd "$(dirname "$0")/.."
@@ -29,7 +34,8 @@ T=$(mktemp -d /tmp/airlock-check.XXXXXX)
 chmod 0755 "$T"
 cleanup () {
   # An ssh run cut short: its sshd and remote users (tests/ssh/sshd.sh).
-  [ -e "$T/sshd" ] && "$ROOT/tests/ssh/sshd.sh" remove "$T/sshd"
+  local d
+  for d in "$T/sshd" "$T"/*/sshd; do [ -e "$d" ] && "$ROOT/tests/ssh/sshd.sh" remove "$d"; done
   rm -rf "$T"
 }
 trap cleanup EXIT
@@ -56,7 +62,9 @@ result () {
     failed=$((failed + 1)); failures+=("[$label]"); fi
 }
 
-section () { printf '\n== %s\n' "$*"; }
+# Each section's header says when it started (minutes:seconds into the run).
+STARTED=$SECONDS
+section () { local t=$((SECONDS - STARTED)); printf '\n== [%d:%02d] %s\n' $((t / 60)) $((t % 60)) "$*"; }
 
 # Run tests/SUITE.bats, print its failures and counts, tally it as LABEL.
 bats_suite () { # label, suite
@@ -78,28 +86,16 @@ for unit in "$BUILDDIR"/test_*; do
   tally "unit $name" "$T/unit.tap"
 done
 
-# ---- 2. Fuzz smoke run (libFuzzer, ASan+UBSan) ----
-section "fuzz smoke run: ${FUZZ_SECONDS}s per harness"
-if make -s fuzz BUILDDIR="$BUILDDIR" FUZZ_SECONDS="$FUZZ_SECONDS" > "$T/fuzz.log" 2>&1; then
-  grep -E 'stat::number_of_executed_units|Done [0-9]+ runs' "$T/fuzz.log" | tail -n 2
-  result fuzz 0
-else
-  tail -n 30 "$T/fuzz.log"; result fuzz 1
-fi
+# ---- 3. Two streams, side by side ----
+# The local privilege modes (then the README's demo, the build and bench
+# tests, and the ASan+UBSan variant) and the other backends (the fuzz
+# smoke run, docker, ssh) run at the same time, each with its own test
+# users, private prefix, helper.conf and scratch directory T: most of the
+# suite waits on sandboxes, daemons and remote hosts rather than on the
+# CPU.  PARALLEL=0 runs them one after the other.
 
-# ---- 3. A private install: the helper reads $T/etc/airlock/helper.conf ----
-section "installing into $T/prefix"
-TEST_USER=${TEST_USER:-airlock-test}
-OTHER_USER=${OTHER_USER:-airlock-other}
-id "$TEST_USER" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER"
-id "$OTHER_USER" >/dev/null 2>&1 || useradd --create-home --shell /usr/sbin/nologin "$OTHER_USER"
-other_home=$(getent passwd "$OTHER_USER" | cut -d: -f6)
-# The docker suites run as the test user, who needs the Docker socket;
-# the other user must not have it (the permission-denied test).
-getent group docker >/dev/null && usermod -aG docker "$TEST_USER"
-getent group docker >/dev/null && gpasswd -d "$OTHER_USER" docker >/dev/null 2>&1
-echo "another user's secret" > "$other_home/secret" && chmod 0644 "$other_home/secret"
-
+# A stream's private install, users, workspace and home, all under T (its
+# own): the helper reads $T/etc/airlock/helper.conf, which tests rewrite.
 install_variant () { # name, extra make args...
   local name=$1; shift
   make -s install BUILDDIR="$T/$name-build" PREFIX="$T/$name" SYSCONFDIR="$T/etc" WERROR=1 "$@" \
@@ -108,34 +104,48 @@ install_variant () { # name, extra make args...
   cp "$h" "$h-setuid"; chown root:root "$h-setuid"; chmod 4755 "$h-setuid"
   cp "$h" "$h-caps"; chmod 0755 "$h-caps"; setcap cap_dac_override,cap_setgid,cap_setuid,cap_sys_admin+ep "$h-caps"
 }
-install_variant prefix || { echo "0 passed, 1 failed"; exit 1; }
 
-WORK="$T/work"
-mkdir -p "$WORK/.tools"
-install -m 0755 "$BUILDDIR/airlock-probe" "$WORK/.tools/airlock-probe"
-install -m 0755 "$BUILDDIR/airlock-hostile" "$T/airlock-hostile"
-install -m 0755 "$BUILDDIR/airlock-session-driver" "$T/airlock-session-driver"
-install -m 0755 tests/spool_client.py "$T/spool_client.py"
-chown -R "$TEST_USER" "$WORK"
+prepare_stream () { # T, test user, other user
+  export T=$1 TEST_USER=$2 OTHER_USER=$3
+  mkdir -p "$T" && chmod 0755 "$T"
+  section "installing into $T/prefix (test users $TEST_USER, $OTHER_USER)"
+  id "$TEST_USER" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$TEST_USER"
+  id "$OTHER_USER" >/dev/null 2>&1 || useradd --create-home --shell /usr/sbin/nologin "$OTHER_USER"
+  local other_home
+  other_home=$(getent passwd "$OTHER_USER" | cut -d: -f6)
+  # The docker suites run as the test user, who needs the Docker socket;
+  # the other user must not have it (the permission-denied test).
+  getent group docker >/dev/null && usermod -aG docker "$TEST_USER"
+  getent group docker >/dev/null && gpasswd -d "$OTHER_USER" docker >/dev/null 2>&1
+  echo "another user's secret" > "$other_home/secret" && chmod 0644 "$other_home/secret"
+  install_variant prefix || return 1
 
-# A busybox root for --rootfs, owned by the test user.
-ROOTFS="$T/rootfs"
-mkdir -p "$ROOTFS/bin"
-cp /bin/busybox "$ROOTFS/bin/busybox"
-for tool in sh ls cat echo id mkdir touch; do ln -s busybox "$ROOTFS/bin/$tool"; done
-chown -R "$TEST_USER" "$ROOTFS"
+  export WORK="$T/work"
+  mkdir -p "$WORK/.tools"
+  install -m 0755 "$BUILDDIR/airlock-probe" "$WORK/.tools/airlock-probe"
+  install -m 0755 "$BUILDDIR/airlock-hostile" "$T/airlock-hostile"
+  install -m 0755 "$BUILDDIR/airlock-session-driver" "$T/airlock-session-driver"
+  install -m 0755 tests/spool_client.py "$T/spool_client.py"
+  chown -R "$TEST_USER" "$WORK"
 
-# The test user's home for this run: its airlock config, allowlist and
-# audit log start empty.
-TEST_HOME="$T/home"
-mkdir -p "$TEST_HOME"
-chown "$TEST_USER" "$TEST_HOME"
-chmod 0700 "$TEST_HOME"
+  # A busybox root for --rootfs, owned by the test user.
+  export ROOTFS="$T/rootfs"
+  mkdir -p "$ROOTFS/bin"
+  cp /bin/busybox "$ROOTFS/bin/busybox"
+  for tool in sh ls cat echo id mkdir touch; do ln -s busybox "$ROOTFS/bin/$tool"; done
+  chown -R "$TEST_USER" "$ROOTFS"
 
-export T WORK ROOTFS TEST_USER OTHER_USER TEST_HOME
-export PROBE="$WORK/.tools/airlock-probe" HOSTILE="$T/airlock-hostile"
-export SESSION_DRIVER="$T/airlock-session-driver" SPOOL_CLIENT="$T/spool_client.py"
-export HELPER_CONF="$T/etc/airlock/helper.conf"
+  # The test user's home for this run: its airlock config, allowlist and
+  # audit log start empty.
+  export TEST_HOME="$T/home"
+  mkdir -p "$TEST_HOME"
+  chown "$TEST_USER" "$TEST_HOME"
+  chmod 0700 "$TEST_HOME"
+
+  export PROBE="$WORK/.tools/airlock-probe" HOSTILE="$T/airlock-hostile"
+  export SESSION_DRIVER="$T/airlock-session-driver" SPOOL_CLIENT="$T/spool_client.py"
+  export HELPER_CONF="$T/etc/airlock/helper.conf"
+}
 
 # `airlock run` gets its verdict from the test user's daemon, started on
 # demand in the default runtime directory (as_user sets none): stopped
@@ -143,6 +153,16 @@ export HELPER_CONF="$T/etc/airlock/helper.conf"
 stop_run_daemon () {
   (cd / && runuser -u "$TEST_USER" -- env -i PATH=/usr/bin:/bin HOME="$TEST_HOME" \
     timeout -k 5 20 "$AIRLOCK" daemon stop) > /dev/null 2>&1 || true
+}
+
+# Run tests/SUITE.bats with the environment given, print its failures and
+# counts, tally it as LABEL.
+run_bats () { # label, suite, env assignments...
+  local label=$1 suite=$2; shift 2
+  env "$@" timeout -k 10 1800 bats --tap "tests/$suite.bats" > "$T/out.tap" 2>&1
+  grep -E '^not ok' -A 12 "$T/out.tap" | head -n 60
+  tally "$label" "$T/out.tap"
+  printf '%s\n' "$(grep -c '^ok' "$T/out.tap") ok, $(grep -c '^not ok' "$T/out.tap") not ok"
 }
 
 run_suites () { # label, prefix, modes
@@ -160,118 +180,174 @@ run_suites () { # label, prefix, modes
     esac
     for suite in $SUITES; do
       section "$label: $suite.bats, $mode mode"
-      bats --tap "tests/$suite.bats" > "$T/out.tap" 2>&1
-      grep -E '^not ok' -A 12 "$T/out.tap" | head -n 60
-      tally "$label $mode $suite" "$T/out.tap"
+      run_bats "$label $mode $suite" "$suite"
       stop_run_daemon
-      printf '%s\n' "$(grep -c '^ok' "$T/out.tap") ok, $(grep -c '^not ok' "$T/out.tap") not ok"
     done
   done
 }
 
-# ---- 4. Command-line tests, each privilege mode ----
-run_suites release "$T/prefix" "$MODES"
+# The backend suites run against the release prefix, in one privilege
+# mode (the backends do not use the helper, except through local jobs).
+use_release_prefix () {
+  export AIRLOCK="$T/prefix/bin/airlock" MODE=unprivileged VARIANT=release
+  export AIRLOCK_DAEMON="$T/prefix/libexec/airlock/airlock-daemon"
+  export AIRLOCK_SUPERVISOR="$T/prefix/libexec/airlock/airlock-supervisor"
+  export AIRLOCK_HELPER="$T/prefix/libexec/airlock/airlock-helper"
+}
 
-# ---- 4b. The docker backend, once (not per privilege mode) ----
-# Against the real dockerd, with a test image built without a registry.
-# dockerd not reachable: the suites fail when AIRLOCK_REQUIRE_DOCKER=1
-# (CI), else they are skipped with the reason.
+# ---- 3a. The local sandbox: each privilege mode, then once, then ASan ----
+stream_local () {
+  prepare_stream "$1" "$TEST_USER" "$OTHER_USER" || { result install 1; return; }
+  run_suites release "$T/prefix" "$MODES"
+
+  # Once, as root: the README's demo; build-time paths and flags; bench.
+  for suite in ${ONCE_SUITES-demo build bench}; do bats_suite once "$suite"; done
+
+  # The same with an ASan+UBSan build of broker and helper (the
+  # unprivileged mode only: a sanitizer runtime has no place in a setuid
+  # binary).
+  if [ "${SKIP_ASAN:-0}" != 1 ]; then
+    section "building the ASan+UBSan variant"
+    if install_variant asan SANITIZE=1; then
+      SUITES="$ASAN_SUITES" run_suites asan "$T/asan" unprivileged
+    else
+      result "asan build" 1
+    fi
+  fi
+}
+
+# ---- 3b. The other backends, and the fuzz smoke run ----
+stream_backends () {
+  prepare_stream "$1" "$BACKENDS_TEST_USER" "$BACKENDS_OTHER_USER" || { result install 1; return; }
+
+  # Fuzz smoke run (libFuzzer, ASan+UBSan): CPU-bound, while the other
+  # stream waits on its sandboxes.
+  section "fuzz smoke run: ${FUZZ_SECONDS}s per harness"
+  if make -s fuzz BUILDDIR="$BUILDDIR" FUZZ_SECONDS="$FUZZ_SECONDS" > "$T/fuzz.log" 2>&1; then
+    grep -E 'stat::number_of_executed_units|Done [0-9]+ runs' "$T/fuzz.log" | tail -n 2
+    result fuzz 0
+  else
+    tail -n 30 "$T/fuzz.log"; result fuzz 1
+  fi
+
+  # The docker backend, against the real dockerd, with a test image built
+  # without a registry.  dockerd not reachable: the suites fail when
+  # AIRLOCK_REQUIRE_DOCKER=1 (CI), else they are skipped with the reason.
+  if [ -n "$DOCKER_SUITES" ]; then
+    section "docker: dockerd and the test image"
+    local docker_why='' suite
+    if ! /usr/bin/docker info > "$T/docker.log" 2>&1; then
+      docker_why="dockerd is not reachable: $(tail -n 1 "$T/docker.log")"
+    elif ! tests/docker/make-image.sh airlock-test:latest > "$T/docker.log" 2>&1; then
+      docker_why="the test image cannot be built: $(tail -n 1 "$T/docker.log")"
+    fi
+    if [ -z "$docker_why" ]; then
+      cat "$T/docker.log"
+      use_release_prefix
+      for suite in $DOCKER_SUITES; do
+        section "docker: $suite.bats (BACKEND=docker)"
+        run_bats "docker $suite" "$suite" BACKEND=docker \
+          BACKEND_ENV="AIRLOCK_DOCKER_IMAGE=airlock-test:latest AIRLOCK_DOCKER_PULL=false AIRLOCK_DOCKER_MOUNT_WORKDIR=true"
+      done
+      # Nothing of the test user's may outlive the run.
+      local left
+      left=$(/usr/bin/docker ps -aq --filter "label=airlock.user=$(id -u "$TEST_USER")")
+      [ -z "$left" ] || /usr/bin/docker rm -f $left > /dev/null 2>&1
+    elif [ "${AIRLOCK_REQUIRE_DOCKER:-0}" = 1 ]; then
+      echo "FAILED: $docker_why (AIRLOCK_REQUIRE_DOCKER=1)"
+      result "docker suites" 1
+    else
+      echo "skipped: $docker_why"
+      skipped=$((skipped + 1))
+    fi
+  fi
+
+  # The ssh backend, against a real sshd on 127.0.0.1: tests/ssh/sshd.sh
+  # makes it for this run (fresh keys, its own config, a free port) with
+  # a remote user of its own (bash, a home, the session's workdir in it)
+  # and one without bash; removed again at the end.  The suites run as the
+  # test user, the client, with the run's key and known_hosts (strict: the
+  # host key is known beforehand).  A suite that does not exist (on a
+  # branch without it) is left out, and says so.
+  if [ -n "$SSH_SUITES" ]; then
+    section "ssh: sshd on 127.0.0.1 and the remote users"
+    local ssh_user
+    case $TEST_USER in
+      airlock-test*) ssh_user=${SSH_USER:-airlock-ssh${TEST_USER#airlock-test}} ;;
+      *) ssh_user=${SSH_USER:-airlock-ssh-$TEST_USER} ;;
+    esac
+    if tests/ssh/sshd.sh start "$T/sshd" "$TEST_USER" "$ssh_user" > "$T/sshd-start.log" 2>&1; then
+      set -a
+      . "$T/sshd/env"
+      set +a
+      echo "sshd on 127.0.0.1:$SSHD_PORT (pid $(cat "$T/sshd/listener.pid")), remote users $SSH_USER and $SSH_NOBASH_USER"
+      use_release_prefix
+      local ssh_env="AIRLOCK_SSH_HOST=127.0.0.1 AIRLOCK_SSH_PORT=$SSHD_PORT AIRLOCK_SSH_USER=$SSH_USER"
+      ssh_env+=" AIRLOCK_SSH_KEY=$SSH_KEY AIRLOCK_SSH_KNOWN_HOSTS=$SSH_KNOWN_HOSTS"
+      ssh_env+=" AIRLOCK_SSH_STRICT_HOST_KEY_CHECKING=yes AIRLOCK_SSH_WORKDIR=$SSH_WORKDIR"
+      for suite in $SSH_SUITES; do
+        if [ ! -f "tests/$suite.bats" ]; then
+          echo "ssh: tests/$suite.bats does not exist (yet): not run"
+          continue
+        fi
+        section "ssh: $suite.bats (BACKEND=ssh)"
+        run_bats "ssh $suite" "$suite" BACKEND=ssh BACKEND_ENV="$ssh_env"
+      done
+    else
+      echo "FAILED: the test sshd did not start:"
+      tail -n 20 "$T/sshd-start.log"
+      result "ssh: sshd" 1
+    fi
+    # The test user's ssh masters of this run (their ControlPath is under
+    # $T): a session that was never closed leaves one for ControlPersist.
+    for p in $(pgrep -u "$TEST_USER" -f "^ssh: $T/"); do kill -TERM "$p" 2>/dev/null; done
+    tests/ssh/sshd.sh remove "$T/sshd"
+  fi
+}
+
+# A stream's counts and failures, for the summary.
+save_tally () { # file
+  { echo "$passed $failed $skipped"; printf '%s\n' "${failures[@]}"; } > "$1"
+}
+load_tally () { # file
+  local p f s line
+  { read -r p f s
+    passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+    while IFS= read -r line; do [ -n "$line" ] && failures+=("$line"); done
+  } < "$1"
+}
+
+TEST_USER=${TEST_USER:-airlock-test}
+OTHER_USER=${OTHER_USER:-airlock-other}
+BACKENDS_TEST_USER=${BACKENDS_TEST_USER:-${TEST_USER}b}
+BACKENDS_OTHER_USER=${BACKENDS_OTHER_USER:-${OTHER_USER}b}
 DOCKER_SUITES=${DOCKER_SUITES-sessions files spool hygiene lifecycle api docker}
-if [ -n "$DOCKER_SUITES" ]; then
-  section "docker: dockerd and the test image"
-  docker_why=''
-  if ! /usr/bin/docker info > "$T/docker.log" 2>&1; then
-    docker_why="dockerd is not reachable: $(tail -n 1 "$T/docker.log")"
-  elif ! tests/docker/make-image.sh airlock-test:latest > "$T/docker.log" 2>&1; then
-    docker_why="the test image cannot be built: $(tail -n 1 "$T/docker.log")"
-  fi
-  if [ -z "$docker_why" ]; then
-    cat "$T/docker.log"
-    export AIRLOCK="$T/prefix/bin/airlock" MODE=unprivileged
-    export AIRLOCK_DAEMON="$T/prefix/libexec/airlock/airlock-daemon"
-    export AIRLOCK_SUPERVISOR="$T/prefix/libexec/airlock/airlock-supervisor"
-    export AIRLOCK_HELPER="$T/prefix/libexec/airlock/airlock-helper"
-    for suite in $DOCKER_SUITES; do
-      section "docker: $suite.bats (BACKEND=docker)"
-      BACKEND=docker BACKEND_ENV="AIRLOCK_DOCKER_IMAGE=airlock-test:latest AIRLOCK_DOCKER_PULL=false AIRLOCK_DOCKER_MOUNT_WORKDIR=true" \
-        bats --tap "tests/$suite.bats" > "$T/out.tap" 2>&1
-      grep -E '^not ok' -A 12 "$T/out.tap" | head -n 60
-      tally "docker $suite" "$T/out.tap"
-      printf '%s\n' "$(grep -c '^ok' "$T/out.tap") ok, $(grep -c '^not ok' "$T/out.tap") not ok"
-    done
-    # Nothing of the test user's may outlive the run.
-    left=$(/usr/bin/docker ps -aq --filter "label=airlock.user=$(id -u "$TEST_USER")")
-    [ -z "$left" ] || /usr/bin/docker rm -f $left > /dev/null 2>&1
-  elif [ "${AIRLOCK_REQUIRE_DOCKER:-0}" = 1 ]; then
-    echo "FAILED: $docker_why (AIRLOCK_REQUIRE_DOCKER=1)"
-    result "docker suites" 1
-  else
-    echo "skipped: $docker_why"
-    skipped=$((skipped + 1))
-  fi
-fi
-
-# ---- 4c. The ssh backend, once, against a real sshd on 127.0.0.1 ----
-# tests/ssh/sshd.sh makes it for this run (fresh keys, its own config, a
-# free port) with a remote user of its own (bash, a home, the session's
-# workdir in it) and one without bash; removed again at the end.  The
-# suites run as the test user, the client, with the run's key and
-# known_hosts (strict: the host key is known beforehand).  A suite that
-# does not exist (on a branch without it) is left out, and says so.
 SSH_SUITES=${SSH_SUITES-sessions spool hygiene lifecycle api ssh files}
-if [ -n "$SSH_SUITES" ]; then
-  section "ssh: sshd on 127.0.0.1 and the remote users"
-  case $TEST_USER in
-    airlock-test*) SSH_USER=${SSH_USER:-airlock-ssh${TEST_USER#airlock-test}} ;;
-    *) SSH_USER=${SSH_USER:-airlock-ssh-$TEST_USER} ;;
-  esac
-  if tests/ssh/sshd.sh start "$T/sshd" "$TEST_USER" "$SSH_USER" > "$T/sshd-start.log" 2>&1; then
-    set -a
-    . "$T/sshd/env"
-    set +a
-    echo "sshd on 127.0.0.1:$SSHD_PORT (pid $(cat "$T/sshd/listener.pid")), remote users $SSH_USER and $SSH_NOBASH_USER"
-    export AIRLOCK="$T/prefix/bin/airlock" MODE=unprivileged
-    export AIRLOCK_DAEMON="$T/prefix/libexec/airlock/airlock-daemon"
-    export AIRLOCK_SUPERVISOR="$T/prefix/libexec/airlock/airlock-supervisor"
-    export AIRLOCK_HELPER="$T/prefix/libexec/airlock/airlock-helper"
-    ssh_env="AIRLOCK_SSH_HOST=127.0.0.1 AIRLOCK_SSH_PORT=$SSHD_PORT AIRLOCK_SSH_USER=$SSH_USER"
-    ssh_env+=" AIRLOCK_SSH_KEY=$SSH_KEY AIRLOCK_SSH_KNOWN_HOSTS=$SSH_KNOWN_HOSTS"
-    ssh_env+=" AIRLOCK_SSH_STRICT_HOST_KEY_CHECKING=yes AIRLOCK_SSH_WORKDIR=$SSH_WORKDIR"
-    for suite in $SSH_SUITES; do
-      if [ ! -f "tests/$suite.bats" ]; then
-        echo "ssh: tests/$suite.bats does not exist (yet): not run"
-        continue
-      fi
-      section "ssh: $suite.bats (BACKEND=ssh)"
-      BACKEND=ssh BACKEND_ENV="$ssh_env" timeout -k 10 1800 bats --tap "tests/$suite.bats" > "$T/out.tap" 2>&1
-      grep -E '^not ok' -A 12 "$T/out.tap" | head -n 60
-      tally "ssh $suite" "$T/out.tap"
-      printf '%s\n' "$(grep -c '^ok' "$T/out.tap") ok, $(grep -c '^not ok' "$T/out.tap") not ok"
-    done
-  else
-    echo "FAILED: the test sshd did not start:"
-    tail -n 20 "$T/sshd-start.log"
-    result "ssh: sshd" 1
-  fi
-  # The test user's ssh masters of this run (their ControlPath is under
-  # $T): a session that was never closed leaves one for ControlPersist.
-  for p in $(pgrep -u "$TEST_USER" -f "^ssh: $T/"); do kill -TERM "$p" 2>/dev/null; done
-  tests/ssh/sshd.sh remove "$T/sshd"
-fi
+export BUILDDIR FUZZ_SECONDS
 
-# ---- 4d. Once, as root: the README's demo; build-time paths and flags ----
-for suite in ${ONCE_SUITES-demo build bench}; do bats_suite once "$suite"; done
-
-# ---- 5. The same with an ASan+UBSan build of broker and helper ----
-# (the unprivileged mode only: a sanitizer runtime has no place in a
-# setuid binary.)
-if [ "${SKIP_ASAN:-0}" != 1 ]; then
-  section "building the ASan+UBSan variant"
-  if install_variant asan SANITIZE=1; then
-    SUITES="$ASAN_SUITES" run_suites asan "$T/asan" unprivileged
-  else
-    result "asan build" 1
-  fi
+TOP=$T # each stream sets T to its own directory under it
+if [ "${PARALLEL:-1}" = 1 ]; then
+  section "two streams side by side: the local sandbox ($T/local.log), the other backends ($T/backends.log)"
+  ( passed=0 failed=0 skipped=0 failures=()
+    stream_local "$T/l" > "$T/local.log" 2>&1; save_tally "$TOP/local.tally" ) &
+  local_pid=$!
+  ( passed=0 failed=0 skipped=0 failures=()
+    stream_backends "$T/b" > "$T/backends.log" 2>&1; save_tally "$TOP/backends.tally" ) &
+  backends_pid=$!
+  wait "$local_pid" "$backends_pid"
+  for s in local backends; do
+    section "stream $s (its sections' times count from the start of the run)"
+    cat "$T/$s.log"
+    if [ -f "$T/$s.tally" ]; then load_tally "$T/$s.tally"; else result "stream $s" 1; fi
+  done
+else
+  ( passed=0 failed=0 skipped=0 failures=()
+    stream_local "$T/l"; save_tally "$TOP/local.tally" )
+  ( passed=0 failed=0 skipped=0 failures=()
+    stream_backends "$T/b"; save_tally "$TOP/backends.tally" )
+  for s in local backends; do
+    if [ -f "$T/$s.tally" ]; then load_tally "$T/$s.tally"; else result "stream $s" 1; fi
+  done
 fi
 
 echo
