@@ -457,7 +457,9 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
 {
   bool bad = false;
   const char *name = want_string (c, req, id, "session", true, &bad);
-  const char *workdir = bad ? NULL : want_string (c, req, id, "workdir", true, &bad);
+  /* Optional here, required below for a backend that shares a host
+   * directory (all but ssh, whose working directory is ssh.workdir). */
+  const char *workdir = bad ? NULL : want_string (c, req, id, "workdir", false, &bad);
   const char *backend = bad ? NULL : want_string (c, req, id, "backend", false, &bad);
   const char *approval = bad ? NULL : want_string (c, req, id, "approval", false, &bad);
   double idle = bad ? 0 : want_number (c, req, id, "idle_timeout", 0, 1, 30 * 86400.0, &bad);
@@ -485,12 +487,12 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
       send_error (c, id, "session_exists", "session \"%s\" is already open", name);
       goto out;
     }
-  if (workdir[0] != '/')
+  if (workdir && workdir[0] != '/')
     {
       send_error (c, id, "bad_request", "workdir must be an absolute path");
       goto out;
     }
-  if (!(real = realpath (workdir, NULL)))
+  if (workdir && !(real = realpath (workdir, NULL)))
     {
       send_error (c, id, "bad_request", "workdir %s: %s", workdir, strerror (errno));
       goto out;
@@ -500,6 +502,13 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
     {
       if (!ds)
         send_error (c, id, "busy", "out of memory");
+      goto out;
+    }
+  if (!workdir && strcmp (config_string (ds->cfg, "backend"), "ssh"))
+    {
+      send_error (c, id, "missing_field", "field \"workdir\" is required for the %s "
+                  "backend (the host directory the session shares)",
+                  config_string (ds->cfg, "backend"));
       goto out;
     }
   if (!approval)

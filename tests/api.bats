@@ -104,12 +104,17 @@ write_cfg () { printf '%s\n' "$1" > "$CFG"; chown "$TEST_USER" "$CFG"; }
 }
 
 @test "api: session open flags reach the session; flags a backend cannot honour are refused" {
-  run al session open f --idle-timeout 1 --env GREETING=hello
+  # (3 s: the exec must come before the session idles out, on a loaded
+  # machine too; then it goes within a bounded wait.)
+  run al session open f --idle-timeout 3 --env GREETING=hello
   [ "$status" -eq 0 ]
   run al exec f -- 'echo $GREETING'
   [ "$output" = hello ]
-  sleep 3
-  run al session ls
+  for i in $(seq 40); do
+    run al session ls
+    [[ "$output" != *"f "* ]] && break
+    sleep 0.5
+  done
   [[ "$output" != *"f "* ]]
   run al session open g --network host --backend docker
   echo "$output"
@@ -138,6 +143,17 @@ write_cfg () { printf '%s\n' "$1" > "$CFG"; chown "$TEST_USER" "$CFG"; }
   [ "$(field_of 2 error.code)" = unknown_field ]
   [[ "$(field_of 3 error.message)" == *'"command" is given twice'* ]]
   [ "$(field_of 4 exit_code)" = 0 ]
+}
+
+@test "api: workdir may be left out only where the session shares no host directory (ssh)" {
+  run api '{"id":1,"op":"open","session":"w"}' '{"id":2,"op":"close","session":"w"}'
+  echo "$output"
+  if [ "${BACKEND:-local}" = ssh ]; then
+    [ "$(field_of 1 ok)" = true ]
+  else
+    [ "$(field_of 1 error.code)" = missing_field ]
+    [[ "$(field_of 1 error.message)" == *'"workdir" is required for the '"${BACKEND:-local}"' backend'* ]]
+  fi
 }
 
 @test "api: env per exec applies to that command only; env per session to all; bad names refused" {

@@ -265,10 +265,12 @@ counter_complete () {
   run al exec h -- 'id -un'
   [ "$output" = "$SSH_USER" ]
   al session close h
-  run api '{"id":1,"op":"open","session":"a","workdir":"/tmp","host":"'"$SSH_USER@127.0.0.1:$SSHD_PORT"'"}'
+  # No workdir: an ssh session's is ssh.workdir, on the remote host.
+  run api '{"id":1,"op":"open","session":"a","host":"'"$SSH_USER@127.0.0.1:$SSHD_PORT"'"}'
   echo "$output"
   [ "$(field ok)" = true ]
   [ "$(field backend)" = ssh ]
+  [ "$(field cwd)" = "$SSH_WORKDIR" ]
   run al exec a -- 'id -un'
   [ "$output" = "$SSH_USER" ]
   al session close a
