@@ -5,9 +5,9 @@
 # its own: (1) the command-line tests run as an unprivileged user against
 # the helper in each privilege mode (unprivileged user namespaces, setuid
 # root, file capabilities), the README's demo, the build tests, a few rounds
-# of `make bench`, then the same suites with an ASan+UBSan build; (2) a fuzz
-# smoke run under ASan+UBSan, the docker suites, and the ssh suites against
-# a real sshd on 127.0.0.1 (tests/ssh/sshd.sh).
+# of `make bench`; (2) a fuzz smoke run under ASan+UBSan, the docker suites,
+# the ssh suites against a real sshd on 127.0.0.1 (tests/ssh/sshd.sh), then
+# the local suites again with an ASan+UBSan build.
 # Needs root: it creates test users and installs a setuid helper into a
 # private 0755 prefix (CI's clone may sit where the test user cannot enter).
 # Knobs: TEST_USER, OTHER_USER (BACKENDS_TEST_USER, BACKENDS_OTHER_USER:
@@ -88,8 +88,8 @@ done
 
 # ---- 3. Two streams, side by side ----
 # The local privilege modes (then the README's demo, the build and bench
-# tests, and the ASan+UBSan variant) and the other backends (the fuzz
-# smoke run, docker, ssh) run at the same time, each with its own test
+# tests) and the other backends (the fuzz smoke run, docker, ssh, then the
+# ASan+UBSan variant of the local suites) run at the same time, each with its own test
 # users, private prefix, helper.conf and scratch directory T: most of the
 # suite waits on sandboxes, daemons and remote hosts rather than on the
 # CPU.  PARALLEL=0 runs them one after the other.
@@ -195,7 +195,7 @@ use_release_prefix () {
   export AIRLOCK_HELPER="$T/prefix/libexec/airlock/airlock-helper"
 }
 
-# ---- 3a. The local sandbox: each privilege mode, then once, then ASan ----
+# ---- 3a. The local sandbox: each privilege mode, then once ----
 stream_local () {
   prepare_stream "$1" "$TEST_USER" "$OTHER_USER" || { result install 1; return; }
   run_suites release "$T/prefix" "$MODES"
@@ -203,20 +203,9 @@ stream_local () {
   # Once, as root: the README's demo; build-time paths and flags; bench.
   for suite in ${ONCE_SUITES-demo build bench}; do bats_suite once "$suite"; done
 
-  # The same with an ASan+UBSan build of broker and helper (the
-  # unprivileged mode only: a sanitizer runtime has no place in a setuid
-  # binary).
-  if [ "${SKIP_ASAN:-0}" != 1 ]; then
-    section "building the ASan+UBSan variant"
-    if install_variant asan SANITIZE=1; then
-      SUITES="$ASAN_SUITES" run_suites asan "$T/asan" unprivileged
-    else
-      result "asan build" 1
-    fi
-  fi
 }
 
-# ---- 3b. The other backends, and the fuzz smoke run ----
+# ---- 3b. The fuzz smoke run, the other backends, then ASan ----
 stream_backends () {
   prepare_stream "$1" "$BACKENDS_TEST_USER" "$BACKENDS_OTHER_USER" || { result install 1; return; }
 
@@ -302,6 +291,18 @@ stream_backends () {
     # $T): a session that was never closed leaves one for ControlPersist.
     for p in $(pgrep -u "$TEST_USER" -f "^ssh: $T/"); do kill -TERM "$p" 2>/dev/null; done
     tests/ssh/sshd.sh remove "$T/sshd"
+  fi
+
+  # The local suites again with an ASan+UBSan build of broker and helper
+  # (the unprivileged mode only: a sanitizer runtime has no place in a
+  # setuid binary).  In this stream, whose other parts are shorter.
+  if [ "${SKIP_ASAN:-0}" != 1 ]; then
+    section "building the ASan+UBSan variant"
+    if install_variant asan SANITIZE=1; then
+      SUITES="$ASAN_SUITES" run_suites asan "$T/asan" unprivileged
+    else
+      result "asan build" 1
+    fi
   fi
 }
 
