@@ -3,6 +3,7 @@
 #include "local.h"
 #include "cgroup_oom.h"
 #include "installed_file.h"
+#include "size_text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -114,21 +115,6 @@ struct oom_watch {
   long long before;
 };
 
-/* "20M": a size in the largest unit that divides it. */
-static void
-format_size (uint64_t n, char *buf, size_t size)
-{
-  static const char units[] = "KMGT";
-  int u = -1;
-  while (u < 3 && n >= 1024 && n % 1024 == 0)
-    {
-      n /= 1024;
-      u++;
-    }
-  snprintf (buf, size, "%llu%s", (unsigned long long) n,
-            u < 0 ? " bytes" : (char[]){ units[u], '\0' });
-}
-
 /* Turn one report into an exit code, or -1 to keep waiting. */
 static int
 handle_report (const struct al_report *rep, const struct local_run *r,
@@ -167,7 +153,7 @@ handle_report (const struct al_report *rep, const struct local_run *r,
             {
               char limit[32] = "";
               if (r->memory_max)
-                format_size (r->memory_max, limit, sizeof limit);
+                size_format (r->memory_max, limit, sizeof limit);
               fprintf (stderr, "airlock: killed: out of memory%s%s%s\n",
                        *limit ? " (limit " : "", limit, *limit ? ")" : "");
             }

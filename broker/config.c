@@ -4,6 +4,7 @@
  * docs/config.md. */
 #define _GNU_SOURCE
 #include "config.h"
+#include "size_text.h"
 #include "file_stamp.h"
 #include "fnv1a.h"
 #include "xalloc.h"
@@ -49,40 +50,21 @@ struct check
 static uint64_t
 size_bytes (const char *s)
 {
-  uint64_t v = strtoull (s, NULL, 10);
-  static const char units[] = "KMGT";
-  const char *u = strchr (units, s[strspn (s, "0123456789")]);
-  if (u && *u)
-    v <<= 10 * (int) (u - units + 1);
-  return v;
+  uint64_t v = 0;
+  return size_parse (s, &v) ? v : 0;
 }
 
-/* Digits and an optional K, M, G or T (powers of 1024), not zero; the
- * suffix is upper-cased because the helper's parser only takes that. */
+/* A size (size_text.h); the suffix is upper-cased because the helper's
+ * parser only takes that. */
 static bool
 ok_size (char *s)
 {
-  uint64_t v = 0;
-  char *p = s;
-  if (!isdigit ((unsigned char) *p))
+  uint64_t v;
+  if (!size_parse (s, &v))
     return false;
-  for (; isdigit ((unsigned char) *p); p++)
-    {
-      if (v > (UINT64_MAX - 9) / 10)
-        return false;
-      v = v * 10 + (uint64_t) (*p - '0');
-    }
-  int shift = 0;
-  if (*p)
-    {
-      static const char units[] = "KMGT";
-      const char *u = strchr (units, toupper ((unsigned char) *p));
-      if (!u || p[1])
-        return false;
-      shift = 10 * (int) (u - units + 1);
-      *p = *u;
-    }
-  return v > 0 && (!shift || v <= (UINT64_MAX >> shift));
+  char *end = s + strlen (s) - 1;
+  *end = (char) toupper ((unsigned char) *end);
+  return true;
 }
 
 /* A memory limit: a size of at least MEMORY_MIN; less cannot run the
