@@ -463,6 +463,25 @@ static const struct cfg_key keys[] = {
   { .key = "singularity.bind", .type = T_LIST, .check = &APPTAINER_BIND,
     .flags = F_TILDE,
     .doc = "Host paths bound into the instance." },
+  { .key = "singularity.cache_dir", .type = T_STRING, .check = &ABS_PATH,
+    .flags = F_TILDE,
+    .doc = "Where SIFs built from `docker://`, `oras://` and `library://` "
+           "images are kept (see docs/cache.md); unset: "
+           "`/scratch/$USER/airlock/sif` when `/scratch/$USER` is a writable "
+           "directory of yours, else `sif` in airlock's state directory "
+           "(`$XDG_STATE_HOME/airlock`, else `~/.local/state/airlock`)." },
+  { .key = "singularity.cache_max", .type = T_STRING, .sdef = "20G",
+    .check = &SIZE,
+    .doc = "Size cap of the SIF cache: above it, the least recently used "
+           "SIFs not in use are evicted after a build." },
+  { .key = "singularity.disk_floor", .type = T_STRING, .sdef = "2G",
+    .check = &SIZE,
+    .doc = "Free space a build must leave on the cache's filesystem; a build "
+           "that would leave less is refused, with the numbers." },
+  { .key = "singularity.build_timeout", .type = T_INT, .idef = 1800,
+    .min = 10, .max = DAY,
+    .doc = "Seconds a SIF build may take; then it is killed with its "
+           "process group." },
 
   { .key = "modal.mode", .type = T_ENUM, .sdef = "auto",
     .choices = modal_modes,

@@ -1044,6 +1044,7 @@ sample (const char *key)
     { "ssh.known_hosts", "/kh" },
     { "ssh.config", "/c" },
     { "singularity.executable", "a" },
+    { "singularity.cache_dir", "/sif" },
     { "daytona.target", "us" },
   };
   for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++)
