@@ -80,22 +80,24 @@ BROKER_LIBS := -lunistring
 
 HELPER_SRCS := $(wildcard helper/*.c)
 BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_session.c backends/supervisor_protocol.c backends/supervisor_client.c \
-                backends/xprintf.c backends/posture.c backends/cgroup_oom.c \
+                backends/xprintf.c backends/posture.c backends/cgroup_oom.c backends/size_text.c \
+                backends/sif_cache.c backends/sha256.c \
                 $(sort $(wildcard backends/docker*.c)) $(sort $(wildcard backends/ssh*.c))
 POLICY_SRCS := $(sort $(wildcard policy/*.c))
 # What both programs have: configuration, the runtime directory, the
 # local sandbox options and airlock's protected directories.
 COMMON_SRCS := broker/config.c broker/runtime_dir.c broker/sandbox_options.c \
                broker/approval_client.c backends/local.c backends/installed_file.c \
-               backends/cgroup_oom.c backends/xprintf.c policy/protected_paths.c \
+               backends/cgroup_oom.c backends/xprintf.c backends/size_text.c policy/protected_paths.c \
                policy/audit_dirs.c policy/xalloc.c helper/protocol.c
 CLIENT_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c broker/cp_command.c \
+               broker/cache_command.c \
                broker/approval_prompt.c broker/config_command.c $(COMMON_SRCS)
 DAEMON_SRCS := $(sort broker/airlock_daemon.c broker/daemon.c broker/api.c broker/session.c \
                broker/api_files.c broker/session_files.c broker/files_host.c \
                broker/shell_state.c broker/output_window.c broker/spool.c \
                broker/backend_open.c broker/approval.c broker/api_approval.c \
-               broker/policy_command.c \
+               broker/policy_command.c broker/api_cache.c broker/sif_options.c \
                $(COMMON_SRCS) $(BACKEND_SRCS) $(POLICY_SRCS))
 SUPERVISOR_SRCS := backends/supervisor.c backends/supervisor_protocol.c helper/protocol.c \
                    backends/process_tree.c backends/stdin_feed.c
@@ -203,7 +205,7 @@ UNIT_SRCS_output_window := broker/output_window.c
 UNIT_TESTS += spool files_host
 UNIT_SRCS_spool := broker/spool.c backends/xprintf.c
 UNIT_SRCS_files_host := broker/files_host.c backends/xprintf.c
-UNIT_SRCS_config := broker/config.c policy/xalloc.c
+UNIT_SRCS_config := broker/config.c policy/xalloc.c backends/size_text.c
 # policy/: one test per module; test_rules also runs every case of the
 # shipped rule file (policy/default.rules).
 UNIT_TESTS += shell_parse rules gate modal_mode audit_log docker_risk
@@ -218,6 +220,9 @@ UNIT_SRCS_protected_paths := policy/protected_paths.c policy/xalloc.c
 # backends/docker: the Engine API client against an in-process fake socket.
 UNIT_TESTS += docker_engine
 UNIT_SRCS_docker_engine := backends/docker_engine.c backends/xprintf.c backends/docker_seccomp.c
+# backends/sif_cache: records, checks, LRU and the floor, with a fake build.
+UNIT_TESTS += sif_cache
+UNIT_SRCS_sif_cache := backends/sif_cache.c backends/sha256.c backends/size_text.c backends/xprintf.c
 UNIT_CFLAGS := -std=gnu11 $(WARN) -O1 -g -fsanitize=address,undefined \
                -fno-sanitize-recover=undefined -Ihelper -Ibroker -Ibackends -Ipolicy \
                -DAIRLOCK_SOURCE_DIR='"$(CURDIR)"' 

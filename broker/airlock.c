@@ -25,6 +25,7 @@ static const char usage[]
       "  serve                     the JSON-lines API on stdin/stdout\n"
       "  policy check -- COMMAND   what the approval gate decides, and why\n"
       "  config show               the effective settings and their origins\n"
+      "  cache ls|prune|fetch      the SIF cache of the singularity backend\n"
       "  daemon status|stop        the per-user daemon that owns the sessions\n"
       "\n"
       "  airlock COMMAND --help   options of a command\n"
@@ -60,6 +61,8 @@ main (int argc, char **argv)
     return exec_daemon_program (argv, 2);
   if (!strcmp (argv[1], "config"))
     return config_command (argc - 1, argv + 1);
+  if (!strcmp (argv[1], "cache"))
+    return cache_command (argc - 1, argv + 1);
   if (!strcmp (argv[1], "daemon"))
     return daemon_command (argc, argv);
   fprintf (stderr, "airlock: unknown command '%s'\nTry 'airlock --help'.\n",

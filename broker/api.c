@@ -1277,6 +1277,7 @@ static const struct
   { "attach", { "session", "job", "offset", NULL } },
   { "upload", { "session", "path", "source", "data", "mode", "timeout", NULL } },
   { "download", { "session", "path", "dest", "timeout", NULL } },
+  { "cache", { "action", "image", "all", "client_env", NULL } },
 };
 
 static bool
@@ -1401,6 +1402,8 @@ api_handle (struct daemon *d, struct client *c, const char *line, size_t len)
     op_job (d, c, op->valuestring, req, id, false);
   else if (!strcmp (op->valuestring, "upload") || !strcmp (op->valuestring, "download"))
     api_op_files (d, c, op->valuestring, req, id);
+  else if (!strcmp (op->valuestring, "cache"))
+    api_op_cache (d, c, req, id);
   cJSON_Delete (req);
 }
 

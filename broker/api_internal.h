@@ -29,6 +29,10 @@ void api_op_files (struct daemon *d, struct client *c, const char *op,
 void api_files_client_gone (struct client *c);
 bool api_files_waiting (struct client *c);
 
+/* op "cache": ls, prune and fetch of the SIF cache (api_cache.c). */
+void api_op_cache (struct daemon *d, struct client *c, const cJSON *req,
+                   const cJSON *id);
+
 /* The approval gate in front of every exec and every write to a job's
  * stdin (api_approval.c): command is judged, with input (stdin) when the
  * command would run it; shown is what the audit log and the person see.

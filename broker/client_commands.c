@@ -230,6 +230,12 @@ read_json (struct daemon_conn *c)
 }
 
 cJSON *
+daemon_read (struct daemon_conn *c)
+{
+  return read_json (c);
+}
+
+cJSON *
 daemon_call (struct daemon_conn *c, cJSON *req)
 {
   if (send_json (c->fd, req) < 0)
@@ -890,17 +896,19 @@ write_all (int fd, const char *buf, size_t n)
   return 0;
 }
 
-/* One request line on its way to the daemon: an open without client_env
- * gets ours, so that `AIRLOCK_BACKEND=docker airlock serve` opens docker
- * sessions; every other line goes as it is. */
+/* One request line on its way to the daemon: an open or cache request
+ * without client_env gets ours, so that `AIRLOCK_BACKEND=docker airlock
+ * serve` opens docker sessions (and the cache is the one its sessions
+ * use); every other line goes as it is. */
 static int
 forward_line (int fd, const char *line, size_t n)
 {
   cJSON *req = NULL;
-  if (n < 65536 && memmem (line, n, "\"open\"", 6))
+  if (n < 65536 && (memmem (line, n, "\"open\"", 6) || memmem (line, n, "\"cache\"", 7)))
     req = cJSON_ParseWithLength (line, n);
   const cJSON *op = cJSON_GetObjectItemCaseSensitive (req, "op");
-  if (!cJSON_IsObject (req) || !cJSON_IsString (op) || strcmp (op->valuestring, "open")
+  if (!cJSON_IsObject (req) || !cJSON_IsString (op)
+      || (strcmp (op->valuestring, "open") && strcmp (op->valuestring, "cache"))
       || cJSON_GetObjectItemCaseSensitive (req, "client_env"))
     {
       cJSON_Delete (req);
@@ -915,8 +923,8 @@ forward_line (int fd, const char *line, size_t n)
 }
 
 /* The API on stdio: every line is passed to the daemon as it is (opens
- * with the client's AIRLOCK_* variables added) and every answer back, so
- * `serve` and the socket speak the same. */
+ * and cache requests with the client's AIRLOCK_* variables added) and
+ * every answer back, so `serve` and the socket speak the same. */
 int
 serve_command (int argc, char **argv)
 {

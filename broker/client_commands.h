@@ -20,6 +20,9 @@ struct daemon_conn {
 /* Send req (taken) and read the next message: its answer, for a request
  * that gets one at once.  NULL when the daemon went away. */
 cJSON *daemon_call (struct daemon_conn *c, cJSON *req);
+/* The next message (an event, or the answer after them); NULL when the
+ * daemon went away. */
+cJSON *daemon_read (struct daemon_conn *c);
 
 /* Say the error of a daemon's answer r ("airlock WHAT: message"): 1. */
 int print_error (const cJSON *r, const char *what);
@@ -36,6 +39,8 @@ int shell_command (int argc, char **argv);
 int serve_command (int argc, char **argv);
 /* airlock cp SRC SESSION:DST | SESSION:SRC DST (cp_command.c) */
 int cp_command (int argc, char **argv);
+/* airlock cache ls|prune [--all]|fetch IMAGE (cache_command.c) */
+int cache_command (int argc, char **argv);
 /* argv[1] is "daemon": status and stop here, the rest by the daemon
  * program. */
 int daemon_command (int argc, char **argv);
