@@ -222,7 +222,8 @@ UNIT_TESTS += docker_engine
 UNIT_SRCS_docker_engine := backends/docker_engine.c backends/xprintf.c backends/docker_seccomp.c
 # backends/sif_cache: records, checks, LRU and the floor, with a fake build.
 UNIT_TESTS += sif_cache
-UNIT_SRCS_sif_cache := backends/sif_cache.c backends/sha256.c backends/size_text.c backends/xprintf.c
+UNIT_SRCS_sif_cache := backends/sif_cache.c backends/sha256.c backends/size_text.c backends/xprintf.c \
+                      policy/audit_dirs.c policy/xalloc.c
 UNIT_CFLAGS := -std=gnu11 $(WARN) -O1 -g -fsanitize=address,undefined \
                -fno-sanitize-recover=undefined -Ihelper -Ibroker -Ibackends -Ipolicy \
                -DAIRLOCK_SOURCE_DIR='"$(CURDIR)"' 

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "audit_log.h"
 #include "monotonic_ms.h"
 #include "sha256.h"
 #include "sif_cache.h"
@@ -193,6 +194,34 @@ sif_scratch_user_dir (void)
   return NULL;
 }
 
+char *
+sif_cache_default_dir (char **err)
+{
+  char *scratch = sif_scratch_user_dir ();
+  if (scratch)
+    {
+      char *p = xprintf ("%s/airlock/sif", scratch);
+      free (scratch);
+      return p;
+    }
+  const char *home = getenv ("HOME");
+  struct passwd *pw = home && home[0] == '/' ? NULL : getpwuid (getuid ());
+  if (pw)
+    home = pw->pw_dir;
+  char *serr = NULL;
+  char *state = audit_log_state_dir (getenv ("XDG_STATE_HOME"), home, &serr);
+  if (!state)
+    {
+      fail (err, "no place for the SIF cache: no writable /scratch/$USER, and %s; set "
+            "singularity.cache_dir", serr ? serr : "no state directory");
+      free (serr);
+      return NULL;
+    }
+  char *p = xprintf ("%s/sif", state);
+  free (state);
+  return p;
+}
+
 static bool
 executable_file (const char *p)
 {
@@ -223,7 +252,7 @@ search_path (const char *name, const char *path_env)
 
 char *
 sif_find_executable (const char *configured, const char *path_env,
-                     enum sif_exe_kind *kind, char **err)
+                     const char **kind, char **err)
 {
   if (!path_env)
     path_env = getenv ("PATH");
@@ -254,7 +283,7 @@ sif_find_executable (const char *configured, const char *path_env,
   if (found)
     {
       const char *base = strrchr (found, '/') + 1;
-      *kind = strncmp (base, "singularity", 11) ? SIF_EXE_APPTAINER : SIF_EXE_SINGULARITY;
+      *kind = strncmp (base, "singularity", 11) ? "apptainer" : "singularity";
     }
   return found;
 }
@@ -448,7 +477,7 @@ rm_tree (const char *p)
 static char **
 build_env (const struct sif_cache_options *o, const char *bdir)
 {
-  char *const *base = o->env ? o->env : environ;
+  const char *const *base = o->env ? o->env : (const char *const *) environ;
   size_t n = 0;
   while (base[n])
     n++;
@@ -469,7 +498,7 @@ build_env (const struct sif_cache_options *o, const char *bdir)
         continue;
       env[k++] = (char *) v;
     }
-  const char *pfx = o->kind == SIF_EXE_SINGULARITY ? "SINGULARITY" : "APPTAINER";
+  const char *pfx = o->kind && !strcmp (o->kind, "singularity") ? "SINGULARITY" : "APPTAINER";
   env[k++] = xprintf ("%s_TMPDIR=%s/tmp", pfx, bdir);
   env[k++] = xprintf ("%s_CACHEDIR=%s/cache", pfx, bdir);
   if (!env[k - 1] || !env[k - 2])
@@ -756,9 +785,9 @@ list_entries (const char *dir, struct sif_cache_entry **out, size_t *n_out,
   return 0;
 }
 
-int
-sif_cache_list (const struct sif_cache_options *o, struct sif_cache_entry **entries,
-                size_t *n, uint64_t *total, char **err)
+static int
+list_in (const struct sif_cache_options *o, struct sif_cache_entry **entries,
+         size_t *n, uint64_t *total, char **err)
 {
   return list_entries (o->cache_dir, entries, n, total, err);
 }
@@ -879,10 +908,10 @@ evict (const struct run *r, const char *keep, bool all, size_t *removed, uint64_
   return rc;
 }
 
-int
-sif_cache_prune (const struct sif_cache_options *o, bool all,
-                 void (*progress) (void *ctx, const char *line), void *progress_ctx,
-                 size_t *removed, uint64_t *freed, char **err)
+static int
+prune_in (const struct sif_cache_options *o, bool all,
+          void (*progress) (void *ctx, const char *line), void *progress_ctx,
+          size_t *removed, uint64_t *freed, char **err)
 {
   struct run r = { o, progress, progress_ctx };
   if (removed)
@@ -906,10 +935,10 @@ sif_cache_prune (const struct sif_cache_options *o, bool all,
 
 /* ---- get ---- */
 
-int
-sif_cache_fetch (const struct sif_cache_options *o, const char *image,
-                 void (*progress) (void *ctx, const char *line), void *progress_ctx,
-                 char **sif_path, bool *built, char **err)
+static int
+fetch_in (const struct sif_cache_options *o, const char *image,
+          void (*progress) (void *ctx, const char *line), void *progress_ctx,
+          char **sif_path, bool *built, char **err)
 {
   struct run r = { o, progress, progress_ctx };
   *sif_path = NULL;
@@ -1070,16 +1099,9 @@ sif_cache_fetch (const struct sif_cache_options *o, const char *image,
   return rc;
 }
 
-int
-sif_cache_get (const struct sif_cache_options *o, const char *image,
-               void (*progress) (void *ctx, const char *line), void *progress_ctx,
-               char **sif_path, char **err)
-{
-  return sif_cache_fetch (o, image, progress, progress_ctx, sif_path, NULL, err);
-}
 
-int
-sif_cache_pin (const struct sif_cache_options *o, const char *sif_path, char **err)
+static int
+pin_in (const struct sif_cache_options *o, const char *sif_path, char **err)
 {
   size_t dl = strlen (o->cache_dir);
   while (dl > 1 && o->cache_dir[dl - 1] == '/')
@@ -1102,6 +1124,75 @@ sif_cache_pin (const struct sif_cache_options *o, const char *sif_path, char **e
                    "(evicted by another daemon?): open the session again", sif_path);
     }
   return fd;
+}
+
+/* ---- the entry points: cache_dir NULL is its default ---- */
+
+static const struct sif_cache_options *
+resolved (const struct sif_cache_options *o, struct sif_cache_options *copy, char **owned,
+          char **err)
+{
+  *owned = NULL;
+  if (o->cache_dir)
+    return o;
+  if (!(*owned = sif_cache_default_dir (err)))
+    return NULL;
+  *copy = *o;
+  copy->cache_dir = *owned;
+  return copy;
+}
+
+#define WITH_DIR(call)                                                      \
+  do                                                                        \
+    {                                                                       \
+      struct sif_cache_options copy_;                                       \
+      char *owned_;                                                         \
+      const struct sif_cache_options *o_ = resolved (o, &copy_, &owned_, err); \
+      int rc_ = o_ ? (call) : -1;                                           \
+      free (owned_);                                                        \
+      return rc_;                                                           \
+    }                                                                       \
+  while (0)
+
+int
+sif_cache_fetch (const struct sif_cache_options *o, const char *image,
+                 void (*progress) (void *ctx, const char *line), void *progress_ctx,
+                 char **sif_path, bool *built, char **err)
+{
+  *sif_path = NULL;
+  WITH_DIR (fetch_in (o_, image, progress, progress_ctx, sif_path, built, err));
+}
+
+int
+sif_cache_get (const struct sif_cache_options *o, const char *image,
+               void (*progress) (void *ctx, const char *line), void *progress_ctx,
+               char **sif_path, char **err)
+{
+  return sif_cache_fetch (o, image, progress, progress_ctx, sif_path, NULL, err);
+}
+
+int
+sif_cache_list (const struct sif_cache_options *o, struct sif_cache_entry **entries,
+                size_t *n, uint64_t *total, char **err)
+{
+  *entries = NULL;
+  *n = 0;
+  *total = 0;
+  WITH_DIR (list_in (o_, entries, n, total, err));
+}
+
+int
+sif_cache_prune (const struct sif_cache_options *o, bool all,
+                 void (*progress) (void *ctx, const char *line), void *progress_ctx,
+                 size_t *removed, uint64_t *freed, char **err)
+{
+  WITH_DIR (prune_in (o_, all, progress, progress_ctx, removed, freed, err));
+}
+
+int
+sif_cache_pin (const struct sif_cache_options *o, const char *sif_path, char **err)
+{
+  WITH_DIR (pin_in (o_, sif_path, err));
 }
 
 void

@@ -32,19 +32,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum sif_exe_kind
-{
-  SIF_EXE_APPTAINER,
-  SIF_EXE_SINGULARITY,
-};
-
 struct sif_cache_options
 {
   const char *exe;          /* absolute path of apptainer or singularity */
-  enum sif_exe_kind kind;   /* names the build's variables APPTAINER_* or
-                               SINGULARITY_* */
+  const char *kind;         /* "apptainer" or "singularity": names the
+                               build's variables APPTAINER_* or
+                               SINGULARITY_*; NULL: "apptainer" */
   const char *cache_dir;    /* absolute; made (0700) when missing; it must
-                               be ours and writable by nobody else */
+                               be ours and writable by nobody else.  NULL:
+                               sif_cache_default_dir () */
   const char *scratch_dir;  /* builds' APPTAINER_TMPDIR/CACHEDIR go in a
                                per-build directory under it (removed after);
                                NULL: /scratch/$USER/airlock/build when
@@ -54,7 +50,7 @@ struct sif_cache_options
   uint64_t cache_max;       /* bytes; 0: no cap */
   uint64_t disk_floor;      /* bytes */
   int build_timeout;        /* seconds */
-  char *const *env;         /* the build's environment ("K=V", NULL-ended),
+  const char *const *env;   /* the build's environment ("K=V", NULL-ended),
                                as the caller cleaned it; its *_TMPDIR and
                                *_CACHEDIR are replaced.  NULL: this
                                process's, minus every APPTAINER*_ and
@@ -146,12 +142,17 @@ bool sif_floor_ok (uint64_t avail, uint64_t expected, uint64_t floor);
  * (malloc'd): the HPC scratch space, preferred for the cache and builds. */
 char *sif_scratch_user_dir (void);
 
+/* singularity.cache_dir's default: /scratch/$USER/airlock/sif (above),
+ * else sif in airlock's state directory ($XDG_STATE_HOME/airlock, else
+ * $HOME/.local/state/airlock); malloc'd, or NULL with *err. */
+char *sif_cache_default_dir (char **err);
+
 /* The executable: `configured` (a path, or a name searched in path_env)
  * when set, else `apptainer`, then `singularity`, in path_env (NULL: $PATH).
- * Malloc'd absolute path and *kind (from the name: "singularity*" is
- * Singularity), or NULL with *err naming what was looked for and where
- * to get it. */
+ * Malloc'd absolute path and *kind ("singularity" for a name starting so,
+ * else "apptainer"), or NULL with *err naming what was looked for and
+ * where to get it. */
 char *sif_find_executable (const char *configured, const char *path_env,
-                           enum sif_exe_kind *kind, char **err);
+                           const char **kind, char **err);
 
 #endif

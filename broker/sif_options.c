@@ -2,34 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "approval_client.h"
 #include "sif_options.h"
 #include "xprintf.h"
-
-/* /scratch/$USER first: on a cluster the home is small and quota'd. */
-static char *
-default_cache_dir (char **err)
-{
-  char *scratch = sif_scratch_user_dir ();
-  if (scratch)
-    {
-      char *p = xprintf ("%s/airlock/sif", scratch);
-      free (scratch);
-      return p;
-    }
-  char *serr = NULL;
-  char *state = approval_state_dir (&serr);
-  if (!state)
-    {
-      *err = xprintf ("no place for the SIF cache: no writable /scratch/$USER and %s; "
-                      "set singularity.cache_dir", serr ? serr : "no state directory");
-      free (serr);
-      return NULL;
-    }
-  char *p = xprintf ("%s/sif", state);
-  free (state);
-  return p;
-}
 
 int
 sif_options_init (struct sif_options *so, const struct airlock_config *cfg,
@@ -37,7 +11,7 @@ sif_options_init (struct sif_options *so, const struct airlock_config *cfg,
 {
   memset (so, 0, sizeof *so);
   const char *dir = config_string (cfg, "singularity.cache_dir");
-  so->cache_dir = dir ? strdup (dir) : default_cache_dir (err);
+  so->cache_dir = dir ? strdup (dir) : sif_cache_default_dir (err);
   if (!so->cache_dir)
     return -1;
   if (need_exe

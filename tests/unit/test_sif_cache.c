@@ -77,7 +77,7 @@ teardown (void **state)
 static struct sif_cache_options
 opts (void)
 {
-  return (struct sif_cache_options){ .exe = exe, .kind = SIF_EXE_APPTAINER,
+  return (struct sif_cache_options){ .exe = exe, .kind = "apptainer",
                                      .cache_dir = cache, .cache_max = 0,
                                      .disk_floor = 1, .build_timeout = 60 };
 }
@@ -441,12 +441,12 @@ static void
 test_find_executable (void **state)
 {
   (void) state;
-  enum sif_exe_kind k;
+  const char *k;
   char *err = NULL, sing[160], path[256];
   snprintf (path, sizeof path, "relative:%s", dir);
   char *x = sif_find_executable (NULL, path, &k, &err);
   assert_string_equal (x, exe);
-  assert_int_equal (k, SIF_EXE_APPTAINER);
+  assert_string_equal (k, "apptainer");
   free (x);
   /* apptainer first, then singularity */
   snprintf (sing, sizeof sing, "%s/singularity", dir);
@@ -457,7 +457,7 @@ test_find_executable (void **state)
   unlink (exe);
   x = sif_find_executable (NULL, dir, &k, &err);
   assert_string_equal (x, sing);
-  assert_int_equal (k, SIF_EXE_SINGULARITY);
+  assert_string_equal (k, "singularity");
   free (x);
   x = sif_find_executable (sing, "/nonexistent", &k, &err);
   assert_string_equal (x, sing);
@@ -469,6 +469,33 @@ test_find_executable (void **state)
   x = sif_find_executable ("bin/apptainer", dir, &k, &err);
   assert_null (x);
   free (err);
+}
+
+/* No cache_dir: /scratch/$USER/airlock/sif, else the state directory's. */
+static void
+test_default_dir (void **state)
+{
+  (void) state;
+  char *scratch = sif_scratch_user_dir ();
+  if (scratch)
+    {
+      free (scratch);
+      skip ();
+    }
+  char st[160], want[200];
+  snprintf (st, sizeof st, "%s/state", dir);
+  setenv ("XDG_STATE_HOME", st, 1);
+  struct sif_cache_options o = opts ();
+  o.cache_dir = NULL;
+  char *err = NULL, *p = sif_cache_default_dir (&err);
+  snprintf (want, sizeof want, "%s/airlock/sif", st);
+  assert_string_equal (p, want);
+  free (p);
+  p = get (&o, "docker://x");
+  assert_non_null (p);
+  assert_int_equal (strncmp (p, want, strlen (want)), 0);
+  free (p);
+  unsetenv ("XDG_STATE_HOME");
 }
 
 int
@@ -486,6 +513,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_build_failure_and_timeout, setup, teardown),
     cmocka_unit_test_setup_teardown (test_local_images, setup, teardown),
     cmocka_unit_test_setup_teardown (test_find_executable, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_default_dir, setup, teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
