@@ -23,6 +23,8 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 MODES=${MODES:-unprivileged setuid caps}
 SUITES=${SUITES:-sandbox run limits hostile protect session sessions files spool hygiene lifecycle api doctest policy install}
 ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile protect session sessions files spool hygiene lifecycle api policy}
+# Suites that do not depend on the privilege mode: in the first mode only.
+ONE_MODE_SUITES=${ONE_MODE_SUITES-cache}
 
 if [ "$(id -u)" != 0 ]; then
   echo "tests/run-tests.sh: run as root (sudo make check): it creates the test" \
@@ -178,7 +180,9 @@ run_suites () { # label, prefix, modes
       setuid) export AIRLOCK_HELPER="$prefix/libexec/airlock/airlock-helper-setuid" ;;
       caps) export AIRLOCK_HELPER="$prefix/libexec/airlock/airlock-helper-caps" ;;
     esac
-    for suite in $SUITES; do
+    local once=
+    [ "$label" = release ] && [ "$mode" = "${modes%% *}" ] && once=$ONE_MODE_SUITES
+    for suite in $SUITES $once; do
       section "$label: $suite.bats, $mode mode"
       run_bats "$label $mode $suite" "$suite"
       stop_run_daemon
