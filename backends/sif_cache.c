@@ -892,8 +892,7 @@ evict (const struct run *r, const char *keep, bool all, size_t *removed, uint64_
       char s1[SIZE_TEXT_MAX], s2[SIZE_TEXT_MAX], when[32];
       when_text (e[i].last_used, when, sizeof when);
       if (all)
-        say (r, "removed %s (%s, last used %s)", e[i].ref ? e[i].ref : e[i].path,
-             sz (e[i].size, s1), when);
+        say (r, "removed %s (%s)", e[i].ref ? e[i].ref : e[i].path, sz (e[i].size, s1));
       else
         say (r, "evicted %s (%s, last used %s): the cache was over singularity.cache_max %s",
              e[i].ref ? e[i].ref : e[i].path, sz (e[i].size, s1), when,

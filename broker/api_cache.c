@@ -108,7 +108,10 @@ api_op_cache (struct daemon *d, struct client *c, const cJSON *req, const cJSON 
       free (err);
       return;
     }
-  if (sif_options_init (&so, cfg, fetch, &err) < 0)
+  /* a bad reference is an error before a missing executable; a local
+   * image needs none */
+  int is_ref = fetch ? sif_image_is_ref (image, &err) : 0;
+  if (is_ref < 0 || sif_options_init (&so, cfg, is_ref == 1, &err) < 0)
     {
       send_error (c, id, "cache_error", "%s", err ? err : "out of memory");
       free (err);

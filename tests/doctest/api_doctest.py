@@ -37,7 +37,7 @@ import sys
 import time
 
 VOLATILE = {"duration_ms", "idle_ms", "uptime_ms", "pid", "config_hash",
-            "spill_path", "timeout_ms", "clients"}
+            "spill_path", "timeout_ms", "clients", "built_at", "last_used"}
 DOC_WORK = "/tmp/apidoc/project"
 DOC_RUNTIME = "/run/user/1000"
 
