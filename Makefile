@@ -182,8 +182,9 @@ $(BUILDDIR)/airlock-hostile: tests/hostile.c helper/protocol.c helper/protocol.h
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -o $@ tests/hostile.c helper/protocol.c $(LDHARDEN)
 
-# (the driver drives a local session: the docker sources need libcurl.)
-DRIVER_SRCS := $(filter-out backends/docker% backends/ssh%,$(BACKEND_SRCS))
+# (the driver drives a local session: the docker sources need libcurl, the
+# SIF cache cJSON and policy/.)
+DRIVER_SRCS := $(filter-out backends/docker% backends/ssh% backends/sif_cache% backends/sha256%,$(BACKEND_SRCS))
 $(BUILDDIR)/airlock-session-driver: tests/session_driver.c $(DRIVER_SRCS) helper/protocol.c $(wildcard backends/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' -o $@ \
