@@ -2,6 +2,7 @@
 /* airlock cache ls|prune [--all]|fetch IMAGE: the singularity backend's
  * SIF cache, through the daemon's op "cache" (docs/api.md), configured as
  * a session would be (the client's AIRLOCK_* variables go along). */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,8 +98,12 @@ cache_command (int argc, char **argv)
   else if (!strcmp (verb, "fetch"))
     {
       ok = argc == 3 && argv[2][0] != '-';
+      /* a local file named relative to here: the daemon's cwd is not ours */
+      char *real = ok && !strstr (argv[2], "://") && argv[2][0] != '/'
+                       ? realpath (argv[2], NULL) : NULL;
       if (ok)
-        cJSON_AddStringToObject (req, "image", argv[2]);
+        cJSON_AddStringToObject (req, "image", real ? real : argv[2]);
+      free (real);
     }
   if (!ok)
     {
@@ -144,8 +149,8 @@ cache_command (int argc, char **argv)
     {
       if (!cJSON_IsTrue (cJSON_GetObjectItem (r, "built")))
         fprintf (stderr, "airlock: %s: %s\n", argv[2],
-                 strcmp (str (r, "path", ""), argv[2]) ? "already in the cache"
-                                                       : "a local image, used in place");
+                 strstr (argv[2], "://") ? "already in the cache"
+                                         : "a local image, used in place");
       printf ("%s\n", str (r, "path", "?"));
     }
   cJSON_Delete (r);
