@@ -74,14 +74,14 @@ HELPER_PKGS := libcap-ng
 # call.  The daemon program (airlock-daemon) has the approval gate (PCRE2,
 # libunistring) and the backends (libcurl).
 CLIENT_PKGS := libcjson
-BROKER_PKGS := libcjson libcurl libpcre2-8 libarchive
+BROKER_PKGS := libcjson libcurl libpcre2-8 libarchive nettle
 # libunistring (NFKC in policy/) has no pkg-config file.
 BROKER_LIBS := -lunistring
 
 HELPER_SRCS := $(wildcard helper/*.c)
 BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_session.c backends/supervisor_protocol.c backends/supervisor_client.c \
                 backends/xprintf.c backends/posture.c backends/cgroup_oom.c backends/size_text.c \
-                backends/sif_cache.c backends/sha256.c \
+                backends/sif_cache.c \
                 $(sort $(wildcard backends/docker*.c)) $(sort $(wildcard backends/ssh*.c))
 POLICY_SRCS := $(sort $(wildcard policy/*.c))
 # What both programs have: configuration, the runtime directory, the
@@ -184,7 +184,7 @@ $(BUILDDIR)/airlock-hostile: tests/hostile.c helper/protocol.c helper/protocol.h
 
 # (the driver drives a local session: the docker sources need libcurl, the
 # SIF cache cJSON and policy/.)
-DRIVER_SRCS := $(filter-out backends/docker% backends/ssh% backends/sif_cache% backends/sha256%,$(BACKEND_SRCS))
+DRIVER_SRCS := $(filter-out backends/docker% backends/ssh% backends/sif_cache%,$(BACKEND_SRCS))
 $(BUILDDIR)/airlock-session-driver: tests/session_driver.c $(DRIVER_SRCS) helper/protocol.c $(wildcard backends/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' -o $@ \
@@ -223,7 +223,7 @@ UNIT_TESTS += docker_engine
 UNIT_SRCS_docker_engine := backends/docker_engine.c backends/xprintf.c backends/docker_seccomp.c
 # backends/sif_cache: records, checks, LRU and the floor, with a fake build.
 UNIT_TESTS += sif_cache
-UNIT_SRCS_sif_cache := backends/sif_cache.c backends/sha256.c backends/size_text.c backends/xprintf.c \
+UNIT_SRCS_sif_cache := backends/sif_cache.c backends/size_text.c backends/xprintf.c \
                       policy/audit_dirs.c policy/xalloc.c
 UNIT_CFLAGS := -std=gnu11 $(WARN) -O1 -g -fsanitize=address,undefined \
                -fno-sanitize-recover=undefined -Ihelper -Ibroker -Ibackends -Ipolicy \
@@ -299,7 +299,7 @@ DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev \
                 libcap-ng-dev libseccomp-dev libcjson-dev libcurl4-openssl-dev libcmocka-dev \
                 bats libcap2-bin busybox-static iproute2 procps util-linux passwd \
                 python3 man-db bubblewrap libpcre2-dev libunistring-dev docker.io sudo curl \
-                libarchive-dev openssh-client openssh-server
+                libarchive-dev nettle-dev openssh-client openssh-server
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	  | grep -q '^install ok installed' || echo $$p; done); \

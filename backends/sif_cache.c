@@ -22,9 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <nettle/sha2.h>
+
 #include "audit_log.h"
 #include "monotonic_ms.h"
-#include "sha256.h"
 #include "sif_cache.h"
 #include "size_text.h"
 #include "xprintf.h"
@@ -107,8 +108,11 @@ sz (uint64_t n, char buf[SIZE_TEXT_MAX])
 void
 sif_cache_name (const char *ref, char out[33])
 {
-  uint8_t h[32];
-  sha256 (ref, strlen (ref), h);
+  uint8_t h[SHA256_DIGEST_SIZE];
+  struct sha256_ctx ctx;
+  sha256_init (&ctx);
+  sha256_update (&ctx, strlen (ref), (const uint8_t *) ref);
+  sha256_digest (&ctx, sizeof h, h);
   for (int i = 0; i < 16; i++)
     snprintf (out + 2 * i, 3, "%02x", h[i]);
 }
