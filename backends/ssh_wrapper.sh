@@ -96,6 +96,32 @@ fi
 
 JN=$J
 J=$B/$J
+# A signal request for job $J: K SIG, or T GRACE (TERM, then KILL after
+# GRACE ms: by session while the job runs, else, its sid may be reused,
+# only what carries its mark).
+sg() {
+  pid || return 0
+  if [ "$1" = K ]; then ks "$2" "$p" "$JN\$"; return 0; fi
+  ks 15 "$p" "$JN\$"
+  (
+    sleep "$(sec "$2")"
+    if [ -d "$J" ] && [ ! -e "$J/rc" ]; then ks 9 "$p" "$JN\$"; else ks 9 "" "$JN\$"; fi
+  ) < /dev/null > /dev/null 2>&1 &
+}
+# The remote deadline of job $J (pid $1): TERM T ms after its start, KILL
+# G ms later, unless it ended.  Its pid in w (a child of ours: reaped).
+wd() {
+  (
+    trap 'kill $s 2>/dev/null; exit 0' TERM
+    sleep "$(sec "$T")" & s=$!
+    wait $s
+    [ ! -d "$J" ] || [ -e "$J/rc" ] || ks 15 $1 "$JN\$"
+    sleep "$(sec "$G")" & s=$!
+    wait $s
+    [ ! -d "$J" ] || [ -e "$J/rc" ] || ks 9 $1 "$JN\$"
+  ) < /dev/null > /dev/null 2>&1 &
+  w=$!
+}
 # Wait up to 5 s for the job's pid (the runner writes it as it starts).
 pid() {
   i=0
@@ -124,18 +150,7 @@ runner() {
   p=$!
   echo $p > "$J/pid"
   w=
-  if [ "$T" -gt 0 ]; then
-    (
-      trap 'kill $s 2>/dev/null; exit 0' TERM
-      sleep "$(sec "$T")" & s=$!
-      wait $s
-      [ ! -d "$J" ] || [ -e "$J/rc" ] || ks 15 $p "$JN\$"
-      sleep "$(sec "$G")" & s=$!
-      wait $s
-      [ ! -d "$J" ] || [ -e "$J/rc" ] || ks 9 $p "$JN\$"
-    ) &
-    w=$!
-  fi
+  [ "$T" -gt 0 ] && wd $p
   wait $p
   rc=$?
   wait $mc
@@ -148,128 +163,121 @@ runner() {
   [ "$2" != "$$" ] || kill -USR1 $$ 2>/dev/null
 }
 
-# The runner wakes the follower when the job ended (USR1 ends its sleep).
-wk=0
-trap 'wk=1' USR1
-if [ "$M" = run ]; then
-  mkdir "$J" 2>/dev/null || mkdir -p "$B" 2>/dev/null
-  [ -d "$J" ] || e=$(mkdir "$J" 2>&1) || fail "cannot create the job directory $J on the remote host: $e"
-  # From here on the local side resumes rather than gives up.
-  printf 'H\n'
-  # The error in a variable: on a full disk a file for it stays empty.
-  if ! e=$({ head -c "$SL" > "$J/script" && head -c "$EL" > "$J/env" \
-             && : > "$J/out" && : > "$J/err" && : > "$J/meta"; } 2>&1); then
-    rm -rf "$J"
-    fail "cannot write the job directory $J on the remote host: ${e:-no space left on its disk?}"
-  fi
-  [ "$IN" = 1 ] && mkfifo "$J/in"
-  # The runner, apart from the ssh channel's stdio so that it outlives
-  # the channel; the job is a session of its own (pid = sid) so that
-  # killing it spares the runner, which then writes the exit status
-  # atomically.
-  ( runner "$@" ) < /dev/null > /dev/null 2>&1 &
-  echo $! > "$J/runner"
-elif [ "$M" = resume ]; then
-  [ -d "$J" ] || { printf 'L %s\n' "its job directory $J is gone from the remote host (removed, or the host was reinstalled or its /home wiped)"; exit 0; }
-  IN=0
-else
-  fail "unknown mode $M"
-fi
-
-# The local side's requests, beside the output.  On the end of its input
-# without "A" (the connection dropped) the follower stops too: a resume
-# follows.
-rd() {
-  [ "$IN" = 1 ] && exec 6> "$J/in"
-  while read -r c a; do
-    case $c in
-    D)
-      head -c "$a" > "$J/ib"
-      if [ "$IN" = 1 ]; then cat "$J/ib" >&6 2>/dev/null || { IN=0; exec 6>&-; }; fi
-      ;;
-    C) [ "$IN" = 1 ] && { IN=0; exec 6>&-; } ;;
-    K) pid && ks "$a" "$p" "$JN\$" ;;
-    T)
-      if pid; then
-        ks 15 "$p" "$JN\$"
-        # Then KILL to what is left: by session while the job runs, else
-        # (its sid may be reused) only what carries its mark.
-        (
-          sleep "$(sec "$a")"
-          if [ -d "$J" ] && [ ! -e "$J/rc" ]; then ks 9 "$p" "$JN\$"; else ks 9 "" "$JN\$"; fi
-        ) < /dev/null > /dev/null 2>&1 &
-      fi
-      ;;
-    A) rm -rf "$J"; exit 0 ;;
-    esac
-  done
-  kill $$ 2>/dev/null
-  exit 0
-}
-exec 5<&0
-rd <&5 &
-r=$!
-exec 5<&-
-
-O1=${O1:-0} O2=${O2:-0} O3=${O3:-0}
-# Stream $2 (file $3 of size $4) from offset O$2.
-em() {
-  eval "o=\$O$1"
-  [ "$3" -gt "$o" ] || return 1
-  n=$(($3 - o))
-  printf 'O %s %s %s\n' "$1" "$o" "$n" || exit 0
-  dd if="$J/$2" bs=64K iflag=skip_bytes,count_bytes skip="$o" count="$n" status=none || exit 0
-  eval "O$1=$3"
-}
-d=20 ds=0.02 idle=0 hb=0 hn=0
-sp=
-while :; do
-  if [ -z "$sp" ] && [ -s "$J/pid" ]; then
-    read -r sp < "$J/pid"
-    printf 'S %s\n' "$sp" || exit 0
-  fi
-  e=0
-  [ -e "$J/rc" ] && e=1
-  set -- $(stat -c %s "$J/out" "$J/err" "$J/meta" 2>/dev/null)
-  if [ $# != 3 ]; then
-    printf 'L %s\n' "its job directory $J vanished on the remote host while it ran"
-    exit 0
-  fi
-  m=0
-  em 1 out "$1" && m=1
-  em 2 err "$2" && m=1
-  em 3 meta "$3" && m=1
-  if [ $e = 1 ]; then
-    read -r rc < "$J/rc"
-    printf 'R %s\n' "$rc" || exit 0
-    while kill -0 $r 2>/dev/null; do wait $r; done
-    exit 0
-  fi
-  if [ $m = 1 ]; then
-    d=20 ds=0.02 hb=0
-    continue
-  fi
-  if [ $wk = 0 ]; then
-    sleep $ds &
-    wait $! || kill $! 2>/dev/null
-  fi
+# run and resume: one job on this channel.
+fw() {
+  # The runner wakes the follower when the job ended (USR1 ends its sleep).
   wk=0
-  idle=$((idle + d)) hb=$((hb + d))
-  case $d in 20) d=50 ds=0.05 ;; 50) d=100 ds=0.1 ;; *) d=200 ds=0.2 ;; esac
-  if [ $hb -ge 2000 ]; then
-    hb=0
-    printf 'H\n' || exit 0
-    # Followed: not stale (the sweep at connect time).
-    hn=$((hn + 1))
-    [ $((hn % 30)) != 0 ] || touch "$J"
-    rp=
-    [ -r "$J/runner" ] && read -r rp < "$J/runner"
-    if [ -n "$rp" ] && ! kill -0 "$rp" 2>/dev/null && [ ! -e "$J/rc" ]; then
-      # Nothing of it may run on unaccounted for.
-      [ -z "$sp" ] || ks 9 "$sp" "$JN\$"
+  trap 'wk=1' USR1
+  if [ "$M" = run ]; then
+    mkdir "$J" 2>/dev/null || mkdir -p "$B" 2>/dev/null
+    [ -d "$J" ] || e=$(mkdir "$J" 2>&1) || fail "cannot create the job directory $J on the remote host: $e"
+    # From here on the local side resumes rather than gives up.
+    printf 'H\n'
+    # The error in a variable: on a full disk a file for it stays empty.
+    if ! e=$({ head -c "$SL" > "$J/script" && head -c "$EL" > "$J/env" \
+               && : > "$J/out" && : > "$J/err" && : > "$J/meta"; } 2>&1); then
       rm -rf "$J"
-      printf 'L %s\n' "its remote wrapper (pid $rp) was killed on the remote host before the command ended, so its exit status is lost"
+      fail "cannot write the job directory $J on the remote host: ${e:-no space left on its disk?}"
+    fi
+    [ "$IN" = 1 ] && mkfifo "$J/in"
+    # The runner, apart from the ssh channel's stdio so that it outlives
+    # the channel; the job is a session of its own (pid = sid) so that
+    # killing it spares the runner, which then writes the exit status
+    # atomically.
+    ( runner "$@" ) < /dev/null > /dev/null 2>&1 &
+    echo $! > "$J/runner"
+  elif [ "$M" = resume ]; then
+    [ -d "$J" ] || { printf 'L %s\n' "its job directory $J is gone from the remote host (removed, or the host was reinstalled or its /home wiped)"; exit 0; }
+    IN=0
+  else
+    fail "unknown mode $M"
+  fi
+
+  # The local side's requests, beside the output.  On the end of its input
+  # without "A" (the connection dropped) the follower stops too: a resume
+  # follows.
+  rd() {
+    [ "$IN" = 1 ] && exec 6> "$J/in"
+    while read -r c a; do
+      case $c in
+      D)
+        head -c "$a" > "$J/ib"
+        if [ "$IN" = 1 ]; then cat "$J/ib" >&6 2>/dev/null || { IN=0; exec 6>&-; }; fi
+        ;;
+      C) [ "$IN" = 1 ] && { IN=0; exec 6>&-; } ;;
+      K | T) sg "$c" "$a" ;;
+      A) rm -rf "$J"; exit 0 ;;
+      esac
+    done
+    kill $$ 2>/dev/null
+    exit 0
+  }
+  exec 5<&0
+  rd <&5 &
+  r=$!
+  exec 5<&-
+
+  O1=${O1:-0} O2=${O2:-0} O3=${O3:-0}
+  # Stream $2 (file $3 of size $4) from offset O$2.
+  em() {
+    eval "o=\$O$1"
+    [ "$3" -gt "$o" ] || return 1
+    n=$(($3 - o))
+    printf 'O %s %s %s\n' "$1" "$o" "$n" || exit 0
+    dd if="$J/$2" bs=64K iflag=skip_bytes,count_bytes skip="$o" count="$n" status=none || exit 0
+    eval "O$1=$3"
+  }
+  d=20 ds=0.02 idle=0 hb=0 hn=0
+  sp=
+  while :; do
+    if [ -z "$sp" ] && [ -s "$J/pid" ]; then
+      read -r sp < "$J/pid"
+      printf 'S %s\n' "$sp" || exit 0
+    fi
+    # rc is complete with its newline (a runner may write it in place).
+    e=0
+    [ -e "$J/rc" ] && read -r rc < "$J/rc" && e=1
+    set -- $(stat -c %s "$J/out" "$J/err" "$J/meta" 2>/dev/null)
+    if [ $# != 3 ]; then
+      printf 'L %s\n' "its job directory $J vanished on the remote host while it ran"
       exit 0
     fi
-  fi
-done
+    m=0
+    em 1 out "$1" && m=1
+    em 2 err "$2" && m=1
+    em 3 meta "$3" && m=1
+    if [ $e = 1 ]; then
+      printf 'R %s\n' "$rc" || exit 0
+      while kill -0 $r 2>/dev/null; do wait $r; done
+      exit 0
+    fi
+    if [ $m = 1 ]; then
+      d=20 ds=0.02 hb=0
+      continue
+    fi
+    if [ $wk = 0 ]; then
+      sleep $ds &
+      wait $! || kill $! 2>/dev/null
+    fi
+    wk=0
+    idle=$((idle + d)) hb=$((hb + d))
+    case $d in 20) d=50 ds=0.05 ;; 50) d=100 ds=0.1 ;; *) d=200 ds=0.2 ;; esac
+    if [ $hb -ge 2000 ]; then
+      hb=0
+      printf 'H\n' || exit 0
+      # Followed: not stale (the sweep at connect time).
+      hn=$((hn + 1))
+      [ $((hn % 30)) != 0 ] || touch "$J"
+      rp=
+      [ -r "$J/runner" ] && read -r rp < "$J/runner"
+      if [ -n "$rp" ] && ! kill -0 "$rp" 2>/dev/null && [ ! -e "$J/rc" ]; then
+        # Nothing of it may run on unaccounted for.
+        [ -z "$sp" ] || ks 9 "$sp" "$JN\$"
+        rm -rf "$J"
+        printf 'L %s\n' "its remote wrapper (pid $rp) was killed on the remote host before the command ended, so its exit status is lost"
+        exit 0
+      fi
+    fi
+  done
+}
+[ "$M" = agent ] || fw "$@"
