@@ -141,12 +141,14 @@ $(BUILDDIR)/gen/seccomp_bpf.h: helper/seccomp_baseline.c $(wildcard helper/*.h) 
 # C string here: comment lines, indentation and blank lines dropped (it
 # travels with every command).
 $(BUILDDIR)/obj/broker-backends/ssh_session.o: $(BUILDDIR)/gen/ssh_wrapper.h
-$(BUILDDIR)/gen/ssh_wrapper.h: backends/ssh_wrapper.sh Makefile
+# The session agent (backends/ssh_agent.sh) likewise, as SSH_AGENT.
+SSH_SH_STRING = sed -e 's/^[[:space:]]*//' -e '/^\#/d' -e '/^$$/d' -e 's/\\/\\\\/g' -e 's/"/\\"/g' \
+	      -e 's/^/  "/' -e 's/$$/\\n" \\/'
+$(BUILDDIR)/gen/ssh_wrapper.h: backends/ssh_wrapper.sh backends/ssh_agent.sh Makefile
 	@mkdir -p $(@D)
-	{ echo '/* Generated from backends/ssh_wrapper.sh by the Makefile. */'; \
-	  echo '#define SSH_WRAPPER \'; \
-	  sed -e 's/^[[:space:]]*//' -e '/^#/d' -e '/^$$/d' -e 's/\\/\\\\/g' -e 's/"/\\"/g' \
-	      -e 's/^/  "/' -e 's/$$/\\n" \\/' $<; echo '  ""'; } > $@.tmp && mv $@.tmp $@
+	{ echo '/* Generated from backends/ssh_wrapper.sh and ssh_agent.sh by the Makefile. */'; \
+	  echo '#define SSH_WRAPPER \'; $(SSH_SH_STRING) backends/ssh_wrapper.sh; echo '  ""'; \
+	  echo '#define SSH_AGENT \'; $(SSH_SH_STRING) backends/ssh_agent.sh; echo '  ""'; } > $@.tmp && mv $@.tmp $@
 
 $(BUILDDIR)/obj/broker-%.o: %.c $(wildcard helper/protocol.h broker/*.h backends/*.h policy/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(dir $@)

@@ -84,6 +84,9 @@ struct ssh_job {
   int attempts;
   char *why_down;              /* ssh's words for the last loss */
   uint32_t grace_ms;
+  bool rides;                  /* followed by the session's agent */
+  struct ssh_job *body_to;     /* the agent's channel: whose body this is */
+  bool body_drop;              /* ... nobody's any more: skipped */
   struct ssh_job *next;
 };
 
@@ -102,6 +105,7 @@ struct backend_session {
   bool disposable;
   int ep, timer;
   struct ssh_job *jobs;
+  struct ssh_job *agent;       /* the agent's channel (ssh_agent.sh) */
   struct event_item *q_head, *q_tail, *cur;
   char *target_key;            /* for sharing the master (master_refs) */
 };
@@ -311,11 +315,10 @@ wrapper_input (struct backend_session *s, const char *vars)
   return all;
 }
 
+/* A channel running the bootstrap, fed `in` (taken). */
 static int
-channel_open (struct backend_session *s, struct ssh_job *j, const char *vars,
-              char **err)
+channel_start (struct backend_session *s, struct ssh_job *j, char *in, char **err)
 {
-  char *in = wrapper_input (s, vars);
   if (!in)
     {
       *err = xprintf ("out of memory");
@@ -343,6 +346,39 @@ channel_open (struct backend_session *s, struct ssh_job *j, const char *vars,
   return 0;
 }
 
+static int
+channel_open (struct backend_session *s, struct ssh_job *j, const char *vars,
+              char **err)
+{
+  return channel_start (s, j, wrapper_input (s, vars), err);
+}
+
+/* The session's agent, started when a command needs it: the bootstrap's
+ * sh hands over to bash, which reads the wrapper (for its functions) and
+ * the agent from the same stdin. */
+static int
+agent_start (struct backend_session *s, char **err)
+{
+  struct ssh_job *a = s->agent;
+  if (channel_live (a))
+    return 0;
+  static const char stage1[] = "exec bash -c 'read -r n && eval \"$(head -c \"$n\")\"'";
+  char *base = ssh_sh_quote (s->remote_dir);
+  char *code = base ? xprintf ("B=%s M=agent TOK=%s\n%s%s", base, s->token, SSH_WRAPPER,
+                               SSH_AGENT) : NULL;
+  char *in = code ? xprintf ("%zu\n%s%zu\n%s", strlen (stage1), stage1, strlen (code), code)
+                  : NULL;
+  free (base);
+  free (code);
+  a->heard = false;
+  a->hdr_len = 0;
+  a->body_stream = 0;
+  a->body_to = NULL;
+  free (a->why_down);
+  a->why_down = NULL;
+  return channel_start (s, a, in, err);
+}
+
 static void
 arm_timer (struct backend_session *s)
 {
@@ -366,9 +402,13 @@ arm_timer (struct backend_session *s)
 /* Send what a signal means: K SIG, or for TERM, TERM then KILL after the
  * grace period (remotely, so it holds without us). */
 static void
-send_signal (struct ssh_job *j, int sig)
+send_signal (struct backend_session *s, struct ssh_job *j, int sig)
 {
-  if (sig == SIGTERM)
+  if (j->rides && sig == SIGTERM)
+    tx_printf (s->agent, "T %u %u\n", j->id, j->grace_ms);
+  else if (j->rides)
+    tx_printf (s->agent, "K %u %d\n", j->id, sig);
+  else if (sig == SIGTERM)
     tx_printf (j, "T %u\n", j->grace_ms);
   else
     tx_printf (j, "K %d\n", sig);
@@ -393,13 +433,18 @@ resume (struct backend_session *s, struct ssh_job *j, char **err)
   free (vars);
   /* Sent with every resume until the remote side answers (frame()). */
   if (rc == 0 && j->pending_sig)
-    send_signal (j, j->pending_sig);
+    send_signal (s, j, j->pending_sig);
   return rc;
 }
 
 static void
 forget (struct backend_session *s, struct ssh_job *j)
 {
+  if (s->agent && s->agent->body_to == j)
+    {
+      s->agent->body_to = NULL;
+      s->agent->body_drop = true;
+    }
   channel_close (s, j, true);
   for (struct ssh_job **p = &s->jobs; *p; p = &(*p)->next)
     if (*p == j)
@@ -469,12 +514,74 @@ frame (struct backend_session *s, struct ssh_job *j, char *h)
     {
       j->ended = true;
       report_end (s, j, atoi (arg), NULL);
-      tx_add (j, "A\n", 2); /* delivered: the remote removes the directory */
+      /* delivered: the remote removes the directory */
+      if (j->rides)
+        tx_printf (s->agent, "A %u\n", j->id);
+      else
+        tx_add (j, "A\n", 2);
     }
   else if (c == 'L' || c == 'E')
     {
       free (j->fail);
       j->fail = strdup (arg);
+    }
+}
+
+/* A frame of the agent: "C JOB ...", for the job it follows. */
+static void
+agent_frame (struct backend_session *s, char *h)
+{
+  struct ssh_job *a = s->agent;
+  a->last_heard = monotonic_ms ();
+  a->heard = true;
+  if (h[0] == 'H' || h[1] != ' ')
+    return;
+  char *rest;
+  unsigned long id = strtoul (h + 2, &rest, 10);
+  struct ssh_job *j = NULL;
+  for (struct ssh_job *k = s->jobs; k; k = k->next)
+    if (k->rides && k->id == id)
+      j = k;
+  char b[sizeof a->hdr];
+  snprintf (b, sizeof b, "%c%s", h[0], rest);
+  if (!j)
+    {
+      /* Not ours any more (ended, forgotten): its output is skipped. */
+      unsigned long long off, len;
+      int st;
+      if (h[0] == 'O' && sscanf (rest, "%d %llu %llu", &st, &off, &len) == 3)
+        {
+          a->body_stream = st;
+          a->body_left = len;
+          a->body_skip = 0;
+          a->body_to = NULL;
+          a->body_drop = true;
+        }
+      return;
+    }
+  frame (s, j, b);
+  if (j->body_stream)
+    {
+      /* Its body follows on the agent's channel. */
+      a->body_stream = j->body_stream;
+      a->body_left = j->body_left;
+      a->body_skip = j->body_skip;
+      a->body_to = j;
+      a->body_drop = false;
+      j->body_stream = 0;
+      if (!a->body_left)
+        a->body_stream = 0;
+    }
+  else if (j->ended)
+    {
+      j->finished = true;
+      forget (s, j);
+    }
+  else if (j->fail)
+    {
+      report_end (s, j, 0, j->fail);
+      j->finished = true;
+      forget (s, j);
     }
 }
 
@@ -490,8 +597,8 @@ parse (struct backend_session *s, struct ssh_job *j, const char *p, size_t n)
           size_t k = n < j->body_left ? n : (size_t) j->body_left;
           size_t skip = k < j->body_skip ? k : (size_t) j->body_skip;
           j->body_skip -= skip;
-          if (k > skip)
-            output (s, j, j->body_stream, p + skip, k - skip);
+          if (k > skip && !j->body_drop)
+            output (s, j->body_to ? j->body_to : j, j->body_stream, p + skip, k - skip);
           j->body_left -= k;
           p += k;
           n -= k;
@@ -511,8 +618,51 @@ parse (struct backend_session *s, struct ssh_job *j, const char *p, size_t n)
       j->hdr_len = 0;
       n -= (size_t) (nl - p) + 1;
       p = nl + 1;
-      frame (s, j, j->hdr);
+      if (j == s->agent)
+        agent_frame (s, j->hdr);
+      else
+        frame (s, j, j->hdr);
     }
+}
+
+static void link_lost (struct backend_session *s, struct ssh_job *j);
+
+/* The agent's channel ended: the commands it followed are resumed each
+ * over a channel of its own (ssh_wrapper.sh, M=resume), as after any
+ * dropped connection; those it never heard of, when it never ran at all,
+ * did not start. */
+static void
+agent_ended (struct backend_session *s, int status)
+{
+  struct ssh_job *a = s->agent;
+  a->body_to = NULL;
+  a->body_stream = 0;
+  a->hdr_len = 0;
+  for (struct ssh_job *j = s->jobs, *next; j; j = next)
+    {
+      next = j->next;
+      if (!j->rides)
+        continue;
+      j->rides = false;
+      if (!a->heard)
+        {
+          char *m = a->why_down ? strdup (a->why_down)
+                    : xprintf ("it did not start: ssh exited with status %d%s%.300s", status,
+                               a->err_text ? ": " : "", a->err_text ? a->err_text : "");
+          report_end (s, j, 0, m ? m : "it did not start");
+          free (m);
+          j->finished = true;
+          forget (s, j);
+          continue;
+        }
+      free (j->why_down);
+      j->why_down = a->why_down ? strdup (a->why_down) : NULL;
+      j->heard = true;
+      j->last_heard = a->last_heard;
+      link_lost (s, j);
+    }
+  a->heard = false;
+  arm_timer (s);
 }
 
 /* The channel ended (status: ssh's exit status). */
@@ -527,6 +677,11 @@ channel_ended (struct backend_session *s, struct ssh_job *j, int status)
         j->why_down = xprintf ("ssh exited with status 255: %.300s", j->err_text);
     }
   channel_close (s, j, false);
+  if (j == s->agent)
+    {
+      agent_ended (s, status);
+      return;
+    }
   if (j->ended)
     {
       /* Delivered and acknowledged (or the ack is lost with the
@@ -556,6 +711,14 @@ channel_ended (struct backend_session *s, struct ssh_job *j, int status)
       forget (s, j);
       return;
     }
+  link_lost (s, j);
+}
+
+/* The job's follower is gone with its connection: resumed after a
+ * backoff, over a channel of its own. */
+static void
+link_lost (struct backend_session *s, struct ssh_job *j)
+{
   long long now = monotonic_ms ();
   if (j->stdin_pipe && !j->stdin_eof && !j->stdin_cut)
     {
@@ -757,6 +920,7 @@ ssh_op_spawn (struct backend_session *s, const struct backend_spawn *sp, char **
     }
   char *cwd = ssh_sh_quote (sp->cwd ? sp->cwd : "/");
   char *name = ssh_sh_quote (j->name);
+
   /* The remote deadline a little after ours: ours ends the job (124);
    * the remote one holds when we cannot reach the host. */
   unsigned long long tmo = sp->timeout_ms ? sp->timeout_ms + 1000 : 0;
@@ -765,12 +929,44 @@ ssh_op_spawn (struct backend_session *s, const struct backend_spawn *sp, char **
                               name, sp->script ? sp->script_len : 0, strlen (env),
                               sp->stdin_pipe ? 1 : 0, tmo, j->grace_ms, cwd, args)
                    : NULL;
-  free (args);
-  free (cwd);
   free (name);
   int rc = -1;
+  /* Without stdin (nearly every command), the session's agent starts
+   * it: no channel, no wrapper to start.  Its line of words must be one
+   * line. */
+  bool ride = !sp->stdin_pipe && vars && !strchr (cwd, '\n') && !strchr (args, '\n')
+              && agent_start (s, err) == 0;
+  free (*err); /* (the command's own channel says it again) */
+  *err = NULL;
   if (!vars)
     *err = xprintf ("out of memory");
+  else if (ride)
+    {
+      struct ssh_job *a = s->agent;
+      j->rides = true;
+      rc = tx_printf (a, "N %u %zu %zu %llu %u\n", j->id, sp->script ? sp->script_len : 0,
+                      strlen (env), tmo, j->grace_ms);
+      if (rc == 0)
+        rc = tx_add (a, cwd, strlen (cwd));
+      if (rc == 0)
+        rc = tx_add (a, args, strlen (args));
+      if (rc == 0)
+        rc = tx_add (a, "\n", 1);
+      if (rc == 0 && sp->script)
+        rc = tx_add (a, sp->script, sp->script_len);
+      if (rc == 0)
+        rc = tx_add (a, env, strlen (env));
+      if (rc == 0)
+        rc = tx_add (a, "G\n", 2);
+      if (rc < 0)
+        *err = xprintf ("out of memory");
+      else
+        {
+          j->next = s->jobs;
+          s->jobs = j;
+          tx_pump (s, a);
+        }
+    }
   else if ((rc = channel_open (s, j, vars, err)) == 0)
     {
       if (sp->script)
@@ -782,6 +978,8 @@ ssh_op_spawn (struct backend_session *s, const struct backend_spawn *sp, char **
     }
   free (vars);
   free (env);
+  free (args);
+  free (cwd);
   if (rc < 0)
     {
       free (j);
@@ -839,18 +1037,19 @@ ssh_op_signal (struct backend_session *s, uint32_t job, int sig)
   if (j->reported && !j->forgotten)
     j->forgotten = true; /* lost: the session layer's KILL */
   long long now = monotonic_ms ();
-  if (channel_live (j) && j->ch.in >= 0)
+  struct ssh_job *c = j->rides ? s->agent : j;
+  if (channel_live (c) && c->ch.in >= 0)
     {
-      send_signal (j, sig);
-      tx_pump (s, j);
-      if (now - j->last_heard < SILENT_MS)
+      send_signal (s, j, sig);
+      tx_pump (s, c);
+      if (now - c->last_heard < SILENT_MS)
         return 0;
     }
   /* The host cannot be reached now: sent with the resume, at once if the
    * channel is already gone. */
   if (!j->pending_sig || sig == SIGKILL)
     j->pending_sig = sig;
-  if (!channel_live (j))
+  if (!channel_live (j) && !j->rides)
     {
       j->retry_at = now;
       arm_timer (s);
@@ -884,6 +1083,8 @@ ssh_op_next_event (struct backend_session *s, struct backend_event *ev, char **e
         {
           /* not expired */
         }
+      if (channel_live (s->agent))
+        pump_job (s, s->agent);
       long long now = monotonic_ms ();
       for (struct ssh_job *j = s->jobs, *next; j; j = next)
         {
@@ -970,6 +1171,14 @@ free_session (struct backend_session *s)
 {
   while (s->jobs)
     forget (s, s->jobs);
+  if (s->agent)
+    {
+      channel_close (s, s->agent, true);
+      free (s->agent->err_text);
+      free (s->agent->fail);
+      free (s->agent->why_down);
+      free (s->agent);
+    }
   while (s->q_head)
     {
       struct event_item *it = s->q_head;
@@ -1010,6 +1219,7 @@ ssh_op_close (struct backend_session *s)
   /* Our channels first; then, over one channel, every job of ours still
    * there is killed (by session id) and its directory removed. */
   size_t n = 0;
+  channel_close (s, s->agent, true);
   for (struct ssh_job *j = s->jobs; j; j = j->next)
     {
       channel_close (s, j, true);
@@ -1148,8 +1358,15 @@ ssh_session_open (const struct ssh_session_options *o, char **cwd, char **err)
   s->disposable = o->disposable;
   s->ep = epoll_create1 (EPOLL_CLOEXEC);
   s->timer = timerfd_create (CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if ((s->agent = calloc (1, sizeof *s->agent)))
+    {
+      s->agent->ch = (struct ssh_proc){ .pid = -1, .pidfd = -1, .in = -1, .out = -1, .err = -1 };
+      s->agent->retry_at = -1;
+      snprintf (s->agent->name, sizeof s->agent->name, "agent");
+    }
   uint8_t rnd[8];
   if (!s->t.host || !opts || !s->session || !s->remote_dir || s->ep < 0 || s->timer < 0
+      || !s->agent
       || getrandom (rnd, sizeof rnd, 0) != sizeof rnd)
     {
       *err = xprintf ("cannot set up the ssh session: %s", strerror (errno ? errno : ENOMEM));
