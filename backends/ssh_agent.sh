@@ -51,6 +51,7 @@ ar() {
   printf 'P %s %s\n' "$i" "$p"
   # The remote deadline: a fork reading a pipe that we close at the end,
   # with a timeout (no sleep to start, nothing to kill).
+  wp=
   [ "$T" -gt 0 ] && exec 7> >(
     exec > /dev/null 2>&1
     printf -v t '%d.%03d' $((T / 1000)) $((T % 1000))
@@ -61,13 +62,15 @@ ar() {
     read -r -t $t
     [ $? -gt 128 ] || exit 0
     [ ! -d "$J" ] || [ -e "$J/rc" ] || ks 9 $p "$JN\$"
-  )
+  ) && wp=$!
   wait $p
   rc=$?
   wait $mc
   echo $rc > "$J/rc"
   exec 7>&-
   printf 'X %s\n' "$i"
+  # (it ends at once now: reaped here, not left to init)
+  [ -z "$wp" ] || wait $wp
 }
 
 rd() {
