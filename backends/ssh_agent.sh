@@ -19,7 +19,7 @@
 #
 # Two processes: rd reads the requests and starts the jobs; am writes
 # every frame.  rd's stdout is a pipe to am, and so is each runner's: rd
-# says "N J RUNNER" when a job started, the runner "P J PID" and, when it
+# says "N J" as it starts a job, its runner "P J PID RUNNER" and, when it
 # wrote the exit status, "X J" (lines shorter than PIPE_BUF: whole).  am
 # waits on that pipe with a timeout, so a command's end is delivered at
 # once, and what still runs is polled for output.
@@ -48,7 +48,7 @@ ar() {
   p=$!
   exec 3>&-
   echo $p > "$J/pid"
-  printf 'P %s %s\n' "$i" "$p"
+  printf 'P %s %s %s\n' "$i" "$p" "$BASHPID"
   # The remote deadline: a fork reading a pipe that we close at the end,
   # with a timeout (no sleep to start, nothing to kill).
   wp=
@@ -103,9 +103,10 @@ rd() {
         printf 'F %s %s\n' "$i" "$e"
         continue
       fi
+      # Followed before its runner can say anything of it.
+      printf 'N %s\n' "$i"
       ( ar "$@" ) < /dev/null 2> /dev/null &
       echo $! > "$J/runner"
-      printf 'N %s %s\n' "$i" $!
       ;;
     K | T) sg "$c" "$a" ;;
     A) rm -rf "$J" & ;;
@@ -185,11 +186,22 @@ am() {
   while :; do
     to=2
     [ -z "$jl" ] || printf -v to '0.%03d' $d
-    if read -r -t $to c i a; then
+    # A timeout may fall inside a line (bash reads a pipe byte by byte):
+    # its rest is read then.
+    l=
+    IFS= read -r -t $to l
+    st=$?
+    if [ $st -gt 128 ] && [ -n "$l" ]; then
+      IFS= read -r r
+      st=$?
+      l=$l$r
+    fi
+    if [ $st = 0 ]; then
+      read -r c i a b <<< "$l"
       case $c in
-      N) jl="$jl $i"; eval "o1_$i=0 o2_$i=0 o3_$i=0 sp_$i= rp_$i=$a" ;;
+      N) jl="$jl $i"; eval "o1_$i=0 o2_$i=0 o3_$i=0 sp_$i= rp_$i=" ;;
       P)
-        eval "sp_$i=$a"
+        eval "sp_$i=$a rp_$i=$b"
         printf 'S %s %s\n' "$i" "$a" || exit 0
         ;;
       X)
@@ -198,13 +210,13 @@ am() {
           jl=${jl/ $i / }
         fi
         ;;
-      F) printf 'E %s\n' "$i $a" ;;
+      F) printf 'E %s\n' "$i $a $b" ;;
       Q) exit 0 ;;
       esac
       ev=$((ev + 1))
       # Events in a row would starve the others' output: polled anyway.
       [ $ev -ge 20 ] || continue
-    elif [ $? -le 128 ]; then
+    elif [ $st -le 128 ]; then
       exit 0
     fi
     ev=0
@@ -223,7 +235,7 @@ am() {
         J=$B/$TOK-$i
         [ $((hn % 30)) != 0 ] || touch "$J"
         eval "rp=\$rp_$i sp=\$sp_$i"
-        if ! kill -0 "$rp" 2> /dev/null && [ ! -e "$J/rc" ]; then
+        if [ -n "$rp" ] && ! kill -0 "$rp" 2> /dev/null && [ ! -e "$J/rc" ]; then
           [ -z "$sp" ] || ks 9 "$sp" "$TOK-$i\$"
           rm -rf "$J"
           printf 'L %s %s\n' "$i" "its remote wrapper (pid $rp) was killed on the remote host before the command ended, so its exit status is lost"
