@@ -45,7 +45,8 @@
 # private XDG_RUNTIME_DIR and its own daemon, which is stopped by its pid
 # at the end.
 #
-# Environment: BUILDDIR (build), N_EXEC (200), N_OPEN (20), N_FILES (10),
+# Environment: BENCH_ONLY (ssh: only table 5 and issue 12's goals, as when
+# working on the ssh backend), BUILDDIR (build), N_EXEC (200), N_OPEN (20), N_FILES (10),
 # WARMUP (5), BENCH_USER (airlock-bench; root only), BENCH_SSH_USER (the
 # remote user, created for the run: airlock-sshb plus BENCH_USER's suffix),
 # BENCH_TIMEOUT (seconds, 1200).
@@ -245,7 +246,7 @@ main () {
     PEERS_NOTE="$PEERS_NOTE" PEERS_BIN="$PEERS_BIN" PEER_HOME="$PEER_HOME"
     AIRLOCK_DAEMON_IDLE_EXIT=60
     BENCH_T="$T" BENCH_BUILDDIR="$BUILDDIR" BENCH_ROOT_RUN="$([ "$(id -u)" = 0 ] && echo 1)"
-    N_EXEC="$N_EXEC" N_OPEN="$N_OPEN" N_FILES="$N_FILES" WARMUP="$WARMUP" BWRAP_NOTE="$BWRAP_NOTE"
+    BENCH_ONLY="${BENCH_ONLY:-}" N_EXEC="$N_EXEC" N_OPEN="$N_OPEN" N_FILES="$N_FILES" WARMUP="$WARMUP" BWRAP_NOTE="$BWRAP_NOTE"
     SSH_NOTE="$SSH_NOTE" SSHD_PORT="${SSHV[SSHD_PORT]:-}" SSH_USER="${SSHV[SSH_USER]:-}"
     SSH_KEY="${SSHV[SSH_KEY]:-}" SSH_KNOWN_HOSTS="${SSHV[SSH_KNOWN_HOSTS]:-}" SSH_WORKDIR="${SSHV[SSH_WORKDIR]:-}"
     DOCKER_NOTE="$DOCKER_NOTE" AIRLOCK_DOCKER_IMAGE="$DOCKER_IMAGE" AIRLOCK_DOCKER_PULL=false
@@ -549,65 +550,70 @@ worker () {
   mkdir -p "$ORIG" && export -p > "$ORIG/snap.sh"
   WRAP=$(orig_wrapper "$ORIG")
 
-  # ---- 0 and 1. the CLI's start, and one command in a warm session ----
-  local rounds=$((WARMUP + N_EXEC))
-  for ((i = 0; i < rounds; i++)); do
-    ((COUNTING = i >= WARMUP))
-    timed true /bin/true
-    timed version "$AL" --version
-    timed bash bash -c true
-    timed orig bash -c "$WRAP"
-    if ((session_ok)); then
-      timed cli "$AL" exec bench -- true
-      api_timed api '{"op":"exec","session":"bench","command":"true"}'
-    fi
-  done
-
-  # ---- 2. a fresh sandbox ----
-  local t0 t1 t2 rc1 rc2
-  rounds=$((WARMUP + N_OPEN))
-  for ((i = 0; i < rounds; i++)); do
-    ((COUNTING = i >= WARMUP))
-    ((bwrap_ok)) && timed bwrap "${BW[@]}"
-    ((run_ok)) && timed run "$AL" run -- true
-    ((run_userns_ok)) && AIRLOCK_HELPER=$USERNS_HELPER timed run_userns "$AL" run -- true
-    ((srt_ok)) && timed srt "${SRT[@]}"
-    ((codex_ok)) && timed codex "${CODEX[@]}"
-    if ((session_ok)); then
-      t0=$EPOCHREALTIME
-      "$AL" session open fresh --workdir "$WORK" > /dev/null 2>> "$R/err.open_cli"
-      rc1=$?
-      t1=$EPOCHREALTIME
-      "$AL" session close fresh > /dev/null 2>> "$R/err.close_cli"
-      rc2=$?
-      t2=$EPOCHREALTIME
-      record open_cli "$t0" "$t1" "$rc1"
-      record close_cli "$t1" "$t2" "$rc2"
-      [ "$rc1" = 0 ] || cat "$R/err.open_cli" >> "$R/err.cycle_cli"
-      [ "$rc2" = 0 ] || cat "$R/err.close_cli" >> "$R/err.cycle_cli"
-      record cycle_cli "$t0" "$t2" "$((rc1 || rc2))"
-
-      api_open_close open_api cycle_api fresh-api '{"op":"open","session":"fresh-api","workdir":"'"$WORK"'"}'
-    fi
-  done
-
-  # ---- 4. files: 500 small files into the warm local session ----
-  if ((session_ok)); then
-    local tree="$R/tree" k
-    mkdir -p "$tree/sub"
-    for k in $(seq 500); do printf 'file %d\n' "$k" > "$tree/$([ $((k % 2)) = 0 ] && echo sub/)f$k"; done
-    rounds=$((2 + N_FILES))
+  local rounds
+  if [ "$BENCH_ONLY" != ssh ]; then
+    # ---- 0 and 1. the CLI's start, and one command in a warm session ----
+    rounds=$((WARMUP + N_EXEC))
     for ((i = 0; i < rounds; i++)); do
-      ((COUNTING = i >= 2))
-      timed fcp cp -r "$tree" "$WORK/bench-cp"
-      timed fup "$AL" cp "$tree" bench:bench-up
-      rm -rf "$WORK/bench-cp" "$WORK/bench-up"
+      ((COUNTING = i >= WARMUP))
+      timed true /bin/true
+      timed version "$AL" --version
+      timed bash bash -c true
+      timed orig bash -c "$WRAP"
+      if ((session_ok)); then
+        timed cli "$AL" exec bench -- true
+        api_timed api '{"op":"exec","session":"bench","command":"true"}'
+      fi
     done
-    rm -rf "$tree"
+
+    # ---- 2. a fresh sandbox ----
+    local t0 t1 t2 rc1 rc2
+    rounds=$((WARMUP + N_OPEN))
+    for ((i = 0; i < rounds; i++)); do
+      ((COUNTING = i >= WARMUP))
+      ((bwrap_ok)) && timed bwrap "${BW[@]}"
+      ((run_ok)) && timed run "$AL" run -- true
+      ((run_userns_ok)) && AIRLOCK_HELPER=$USERNS_HELPER timed run_userns "$AL" run -- true
+      ((srt_ok)) && timed srt "${SRT[@]}"
+      ((codex_ok)) && timed codex "${CODEX[@]}"
+      if ((session_ok)); then
+        t0=$EPOCHREALTIME
+        "$AL" session open fresh --workdir "$WORK" > /dev/null 2>> "$R/err.open_cli"
+        rc1=$?
+        t1=$EPOCHREALTIME
+        "$AL" session close fresh > /dev/null 2>> "$R/err.close_cli"
+        rc2=$?
+        t2=$EPOCHREALTIME
+        record open_cli "$t0" "$t1" "$rc1"
+        record close_cli "$t1" "$t2" "$rc2"
+        [ "$rc1" = 0 ] || cat "$R/err.open_cli" >> "$R/err.cycle_cli"
+        [ "$rc2" = 0 ] || cat "$R/err.close_cli" >> "$R/err.cycle_cli"
+        record cycle_cli "$t0" "$t2" "$((rc1 || rc2))"
+
+        api_open_close open_api cycle_api fresh-api '{"op":"open","session":"fresh-api","workdir":"'"$WORK"'"}'
+      fi
+    done
+
+    # ---- 4. files: 500 small files into the warm local session ----
+    if ((session_ok)); then
+      local tree="$R/tree" k
+      mkdir -p "$tree/sub"
+      for k in $(seq 500); do printf 'file %d\n' "$k" > "$tree/$([ $((k % 2)) = 0 ] && echo sub/)f$k"; done
+      rounds=$((2 + N_FILES))
+      for ((i = 0; i < rounds; i++)); do
+        ((COUNTING = i >= 2))
+        timed fcp cp -r "$tree" "$WORK/bench-cp"
+        timed fup "$AL" cp "$tree" bench:bench-up
+        rm -rf "$WORK/bench-cp" "$WORK/bench-up"
+      done
+      rm -rf "$tree"
+    fi
+
   fi
 
   # ---- 3. docker: one command in a warm session, and a fresh one ----
   local docker_ok=0 container=''
+  [ "$BENCH_ONLY" != ssh ] || DOCKER_NOTE="BENCH_ONLY=ssh"
   if ((daemon_ok)) && [ -z "$DOCKER_NOTE" ]; then
     if api '{"op":"open","session":"dbench","workdir":"'"$WORK"'","backend":"docker"}'; then
       container=$("$DOCKER_CLI" ps -q --filter "label=airlock.owner=$R/airlock" \
@@ -703,60 +709,63 @@ worker () {
   fi
 
   # ---- the tables ----
-  table_head "0. The command-line client's start, against /bin/true"
-  row "/bin/true, spawned directly (baseline)" true true
-  row "airlock --version" version true
+  if [ "$BENCH_ONLY" != ssh ]; then
+    table_head "0. The command-line client's start, against /bin/true"
+    row "/bin/true, spawned directly (baseline)" true true
+    row "airlock --version" version true
 
-  table_head "1. One command (true) in a warm local session, against bash -c true"
-  row "bash -c true, spawned directly (baseline)" bash bash
-  row "the original's wrapper, unsandboxed (emulated)" orig bash
-  if ((session_ok)); then
-    row "airlock exec bench -- true (CLI)" cli bash
-    row "  JSON API exec, one airlock serve connection" api bash
-    echo "  (against the original's wrapper, median to median: CLI $(stats cli; c=$S_MED; stats orig; ratio "$c" "$S_MED"), API $(stats api; c=$S_MED; stats orig; ratio "$c" "$S_MED"))"
-  else
-    echo "  airlock side skipped: no session (see above)"
-  fi
+    table_head "1. One command (true) in a warm local session, against bash -c true"
+    row "bash -c true, spawned directly (baseline)" bash bash
+    row "the original's wrapper, unsandboxed (emulated)" orig bash
+    if ((session_ok)); then
+      row "airlock exec bench -- true (CLI)" cli bash
+      row "  JSON API exec, one airlock serve connection" api bash
+      echo "  (against the original's wrapper, median to median: CLI $(stats cli; c=$S_MED; stats orig; ratio "$c" "$S_MED"), API $(stats api; c=$S_MED; stats orig; ratio "$c" "$S_MED"))"
+    else
+      echo "  airlock side skipped: no session (see above)"
+    fi
 
-  local base=bwrap
-  ((bwrap_ok)) || base=''
-  table_head "2. A fresh sandbox, against bwrap --unshare-all ... true"
-  if ((bwrap_ok)); then
-    row "bwrap --unshare-all ... true (baseline)" bwrap bwrap
-  else
-    echo "  bwrap baseline skipped: $BWRAP_NOTE; no ratios"
-  fi
-  ((run_ok)) && row "airlock run -- true ($( [ -u "$SETUID_HELPER" ] && echo setuid || echo userns) helper)" run "$base"
-  ((run_userns_ok)) && row "airlock run -- true (userns helper)" run_userns "$base"
-  ((run_ok || session_ok)) || echo "  airlock side skipped: no sandbox starts here (see above)"
-  ((srt_ok)) && row "srt -c true (Anthropic sandbox-runtime)" srt "$base"
-  ((codex_ok)) && row "codex sandbox -- true (OpenAI Codex CLI)" codex "$base"
-  if ((session_ok)); then
-    row "airlock session open (CLI)" open_cli "$base"
-    row "airlock session close (CLI)" close_cli "$base"
-    row "airlock session open + close (CLI)" cycle_cli "$base"
-    row "  JSON API open" open_api "$base"
-    row "  JSON API open + close" cycle_api "$base"
-  fi
+    local base=bwrap
+    ((bwrap_ok)) || base=''
+    table_head "2. A fresh sandbox, against bwrap --unshare-all ... true"
+    if ((bwrap_ok)); then
+      row "bwrap --unshare-all ... true (baseline)" bwrap bwrap
+    else
+      echo "  bwrap baseline skipped: $BWRAP_NOTE; no ratios"
+    fi
+    ((run_ok)) && row "airlock run -- true ($( [ -u "$SETUID_HELPER" ] && echo setuid || echo userns) helper)" run "$base"
+    ((run_userns_ok)) && row "airlock run -- true (userns helper)" run_userns "$base"
+    ((run_ok || session_ok)) || echo "  airlock side skipped: no sandbox starts here (see above)"
+    ((srt_ok)) && row "srt -c true (Anthropic sandbox-runtime)" srt "$base"
+    ((codex_ok)) && row "codex sandbox -- true (OpenAI Codex CLI)" codex "$base"
+    if ((session_ok)); then
+      row "airlock session open (CLI)" open_cli "$base"
+      row "airlock session close (CLI)" close_cli "$base"
+      row "airlock session open + close (CLI)" cycle_cli "$base"
+      row "  JSON API open" open_api "$base"
+      row "  JSON API open + close" cycle_api "$base"
+    fi
 
-  table_head "3. Docker: one command (true) in a warm session, against docker exec CONTAINER true; a fresh one against docker run"
-  if ((docker_ok)); then
-    row "docker exec CONTAINER true, the CLI (baseline)" dexec dexec
-    row "airlock exec dbench -- true (CLI)" dcli dexec
-    row "  JSON API exec, one airlock serve connection" dapi dexec
-    row "docker run --rm --network none IMAGE true (baseline)" drun drun
-    row "  JSON API open (docker)" dopen drun
-    row "  JSON API open + close (docker)" dcycle drun
-  else
-    echo "  skipped: ${DOCKER_NOTE:-no daemon}"
-  fi
+    table_head "3. Docker: one command (true) in a warm session, against docker exec CONTAINER true; a fresh one against docker run"
+    if ((docker_ok)); then
+      row "docker exec CONTAINER true, the CLI (baseline)" dexec dexec
+      row "airlock exec dbench -- true (CLI)" dcli dexec
+      row "  JSON API exec, one airlock serve connection" dapi dexec
+      row "docker run --rm --network none IMAGE true (baseline)" drun drun
+      row "  JSON API open (docker)" dopen drun
+      row "  JSON API open + close (docker)" dcycle drun
+    else
+      echo "  skipped: ${DOCKER_NOTE:-no daemon}"
+    fi
 
-  table_head "4. Files: 500 small files into a warm local session, against cp -r into its workdir"
-  if ((session_ok)); then
-    row "cp -r TREE WORKDIR/DIR (baseline)" fcp fcp
-    row "airlock cp TREE bench:DIR" fup fcp
-  else
-    echo "  skipped: no session (see above)"
+    table_head "4. Files: 500 small files into a warm local session, against cp -r into its workdir"
+    if ((session_ok)); then
+      row "cp -r TREE WORKDIR/DIR (baseline)" fcp fcp
+      row "airlock cp TREE bench:DIR" fup fcp
+    else
+      echo "  skipped: no session (see above)"
+    fi
+
   fi
 
   table_head "5. SSH: one command (true) in a warm session, against ssh -o ControlPath=MASTER host true over its master; 500 files up, against scp -r"
@@ -773,15 +782,17 @@ worker () {
     echo "  skipped: ${SSH_NOTE:-no daemon}"
   fi
 
-  # ---- issue 11's goals, median to median ----
-  goal "airlock --version / /bin/true" version true 1.3
-  goal "airlock run -- true / bwrap" run bwrap 0.7
-  goal "airlock exec S -- true (CLI) / bash -c true" cli bash 2.5
-  goal "JSON API exec / bash -c true" api bash 2
-  goal "airlock exec S -- true (CLI) / the original's wrapper" cli orig 1
-  goal "JSON API exec / the original's wrapper" api orig 1
-  goal "docker: airlock exec S -- true (CLI) / docker exec" dcli dexec 0.25
-  printf '\n== Goals (issue 11), median to median\n%s' "$GOALS"
+  if [ "$BENCH_ONLY" != ssh ]; then
+    # ---- issue 11's goals, median to median ----
+    goal "airlock --version / /bin/true" version true 1.3
+    goal "airlock run -- true / bwrap" run bwrap 0.7
+    goal "airlock exec S -- true (CLI) / bash -c true" cli bash 2.5
+    goal "JSON API exec / bash -c true" api bash 2
+    goal "airlock exec S -- true (CLI) / the original's wrapper" cli orig 1
+    goal "JSON API exec / the original's wrapper" api orig 1
+    goal "docker: airlock exec S -- true (CLI) / docker exec" dcli dexec 0.25
+    printf '\n== Goals (issue 11), median to median\n%s' "$GOALS"
+  fi
   GOALS=''
   goal "ssh: airlock exec S -- true (CLI) / ssh host true (master)" scli sshtrue 1.3
   goal "ssh: JSON API exec / ssh host true (master)" sapi sshtrue 1.3
