@@ -81,7 +81,8 @@ BROKER_LIBS := -lunistring
 HELPER_SRCS := $(wildcard helper/*.c)
 BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_session.c backends/supervisor_protocol.c backends/supervisor_client.c \
                 backends/xprintf.c backends/posture.c backends/cgroup_oom.c \
-                $(sort $(wildcard backends/docker*.c)) $(sort $(wildcard backends/ssh*.c))
+                $(sort $(wildcard backends/docker*.c)) $(sort $(wildcard backends/ssh*.c)) \
+                $(sort $(wildcard backends/singularity*.c))
 POLICY_SRCS := $(sort $(wildcard policy/*.c))
 # What both programs have: configuration, the runtime directory, the
 # local sandbox options and airlock's protected directories.
@@ -181,7 +182,7 @@ $(BUILDDIR)/airlock-hostile: tests/hostile.c helper/protocol.c helper/protocol.h
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -o $@ tests/hostile.c helper/protocol.c $(LDHARDEN)
 
 # (the driver drives a local session: the docker sources need libcurl.)
-DRIVER_SRCS := $(filter-out backends/docker% backends/ssh%,$(BACKEND_SRCS))
+DRIVER_SRCS := $(filter-out backends/docker% backends/ssh% backends/singularity%,$(BACKEND_SRCS))
 $(BUILDDIR)/airlock-session-driver: tests/session_driver.c $(DRIVER_SRCS) helper/protocol.c $(wildcard backends/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' -o $@ \
@@ -218,6 +219,9 @@ UNIT_SRCS_protected_paths := policy/protected_paths.c policy/xalloc.c
 # backends/docker: the Engine API client against an in-process fake socket.
 UNIT_TESTS += docker_engine
 UNIT_SRCS_docker_engine := backends/docker_engine.c backends/xprintf.c backends/docker_seccomp.c
+# backends/singularity: versions, flag gating, argv and environment.
+UNIT_TESTS += singularity_argv
+UNIT_SRCS_singularity_argv := backends/singularity_argv.c backends/xprintf.c
 UNIT_CFLAGS := -std=gnu11 $(WARN) -O1 -g -fsanitize=address,undefined \
                -fno-sanitize-recover=undefined -Ihelper -Ibroker -Ibackends -Ipolicy \
                -DAIRLOCK_SOURCE_DIR='"$(CURDIR)"' 
