@@ -230,17 +230,12 @@ sg_start_argv (const struct sg_start *o, char **warning)
 }
 
 char **
-sg_exec_argv (const char *exe, const char *name, const char *env_file)
+sg_exec_argv (const char *exe, const char *name)
 {
   struct argv_builder b = { 0 };
   add (&b, exe);
   add (&b, "exec");
   add (&b, "--cleanenv");
-  if (env_file)
-    {
-      add (&b, "--env-file");
-      add (&b, env_file);
-    }
   add_owned (&b, xprintf ("instance://%s", name));
   add (&b, SUP_CONTAINER_DIR "/" SG_SUPERVISOR_NAME);
   add (&b, EXEC_INSTANCE_FLAG);
@@ -318,31 +313,14 @@ sg_instance_name (const char *owner_id, const char *session)
                   session);
 }
 
-char *
-sg_env_file_line (const char *var)
+char **
+sg_env_passed (const struct sg_version *v, const char *const *env)
 {
-  size_t n = strcspn (var, "=");
-  const char *value = var[n] ? var + n + 1 : "";
-  size_t len = n + 4;
-  for (const char *p = value; *p; p++)
-    len += *p == '\'' ? 4 : 1;
-  char *out = malloc (len + 1), *o = out;
-  if (!out)
-    return NULL;
-  memcpy (o, var, n);
-  o += n;
-  *o++ = '=';
-  *o++ = '\'';
-  for (const char *p = value; *p; p++)
-    if (*p == '\'')
-      {
-        memcpy (o, "'\\''", 4);
-        o += 4;
-      }
-    else
-      *o++ = *p;
-  *o++ = '\'';
-  *o++ = '\n';
-  *o = '\0';
-  return out;
+  struct argv_builder b = { 0 };
+  const char *prefix = v->kind == SG_APPTAINER ? "APPTAINERENV_" : "SINGULARITYENV_";
+  for (const char *const *e = env; e && *e; e++)
+    add_owned (&b, xprintf ("%s%s", prefix, *e));
+  if (!b.v && !b.oom && !(b.v = calloc (1, sizeof *b.v)))
+    b.oom = true;
+  return finish (&b);
 }

@@ -26,7 +26,7 @@ int sg_version_parse (const char *text, struct sg_version *v);
 char *sg_version_text (const struct sg_version *v);
 
 /* The base set of flags (--containall --no-home --cleanenv --net
- * --network --writable-tmpfs --overlay --bind --env-file --no-privs
+ * --network --writable-tmpfs --overlay --bind --no-privs
  * --drop-caps): Apptainer 1.0, Singularity 3.0.  Older: NULL, else the
  * minimum as text for the error. */
 const char *sg_version_too_old (const struct sg_version *v);
@@ -58,9 +58,9 @@ struct sg_start {
  * when out of memory. */
 char **sg_start_argv (const struct sg_start *o, char **warning);
 
-/* `EXE exec --cleanenv [--env-file F] instance://NAME
+/* `EXE exec --cleanenv instance://NAME
  *  SUP_CONTAINER_DIR/airlock-supervisor --instance`. */
-char **sg_exec_argv (const char *exe, const char *name, const char *env_file);
+char **sg_exec_argv (const char *exe, const char *name);
 
 /* `EXE instance stop [--force] NAME`; `EXE instance list --json NAME`. */
 char **sg_stop_argv (const char *exe, const char *name, bool force);
@@ -82,9 +82,11 @@ char **sg_child_env (const char *const *envp, const char *config_dir,
  * session's name has a character apptainer does not take in a name. */
 char *sg_instance_name (const char *owner_id, const char *session);
 
-/* The line NAME='value' for an --env-file, which apptainer reads as
- * shell: value single-quoted (malloc'd). */
-char *sg_env_file_line (const char *name_eq_value);
+/* The variables of env ("NAME=value") as the exec client passes them
+ * into the instance under --cleanenv: APPTAINERENV_NAME=value (apptainer)
+ * or SINGULARITYENV_NAME=value, in its environment, never its argv.
+ * malloc'd, NULL-terminated (sg_argv_free); NULL when out of memory. */
+char **sg_env_passed (const struct sg_version *v, const char *const *env);
 
 /* The supervisor's name in the control directory. */
 #define SG_SUPERVISOR_NAME "airlock-supervisor"

@@ -12,7 +12,9 @@
  * token, and from then on every command is one of its jobs, over the
  * same protocol as local and docker sessions (supervisor_client.c): the
  * script on fd 4, env per job, a timeout kills the job's tree inside the
- * instance.  We listen only until it connected.
+ * instance.  We listen only until it connected.  singularity.env reaches
+ * the instance as APPTAINERENV_* variables of that exec client (its
+ * environment: only our uid can read it), never on a command line.
  *
  * The exec child ending, or the connection, is the session lost: it is
  * never made again behind the user's back.  close hangs up (the
@@ -71,8 +73,9 @@ struct backend_session {
   char *exe;
   struct sg_version ver;
   char *name, *session;
-  char *control_dir, *overlay, *env_file, *config_dir;
-  char **child_env;
+  char *control_dir, *overlay, *config_dir;
+  char **child_env;          /* of every apptainer process */
+  char **exec_env;           /* of the supervisor's exec: with singularity.env */
   int dir_fd, listen_fd, ep;
   pid_t exec_pid;
   int exec_err;              /* the exec child's stderr, or -1 */
@@ -288,8 +291,10 @@ last_line (char *text)
 static char *
 search_path (const char *name)
 {
+  /* A path as it is: `singularity` is often a symlink to `apptainer`,
+   * which then behaves as Singularity. */
   if (strchr (name, '/'))
-    return access (name, X_OK) == 0 ? realpath (name, NULL) : NULL;
+    return name[0] == '/' && access (name, X_OK) == 0 ? strdup (name) : NULL;
   const char *path = getenv ("PATH");
   if (!path || !*path)
     path = "/usr/local/bin:/usr/bin:/bin";
@@ -352,8 +357,11 @@ find_executable (const char *configured, char **err)
       if (!p)
         *err = xprintf ("singularity.executable %s: %s (install Apptainer: "
                         INSTALL_HINT ", or set singularity.executable to its path)",
-                        configured, strchr (configured, '/') ? strerror (errno)
-                                                             : "not found in PATH");
+                        configured,
+                        configured[0] != '/' && strchr (configured, '/')
+                            ? "a path must be absolute"
+                        : strchr (configured, '/') ? strerror (errno)
+                                                   : "not found in PATH");
       return p;
     }
   char *p = search_path ("apptainer");
@@ -759,31 +767,6 @@ stop_instance (struct backend_session *s)
     }
 }
 
-/* The env file of `exec --env-file` (0600, ours, never bound in): values
- * never go on a command line.  NULL path when there is nothing to set. */
-static int
-write_env_file (struct backend_session *s, const char *const *env, char **err)
-{
-  if (!env || !*env)
-    return 0;
-  s->env_file = xprintf ("%s.env", s->control_dir);
-  int fd = s->env_file ? open (s->env_file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW
-                                                | O_CLOEXEC, 0600) : -1;
-  bool ok = fd >= 0;
-  for (const char *const *e = env; ok && *e; e++)
-    {
-      char *line = sg_env_file_line (*e);
-      ok = line && write (fd, line, strlen (line)) == (ssize_t) strlen (line);
-      free (line);
-    }
-  if (fd >= 0 && close (fd) < 0)
-    ok = false;
-  if (!ok)
-    *err = xprintf ("cannot write the session's environment file %s: %s",
-                    s->env_file ? s->env_file : "?", strerror (errno));
-  return ok ? 0 : -1;
-}
-
 static void
 keep_tail (struct backend_session *s, const char *data, size_t n)
 {
@@ -925,9 +908,9 @@ start_supervisor (struct backend_session *s, char **err)
     }
   for (size_t i = 0; i < sizeof raw; i++)
     snprintf (token + 2 * i, 3, "%02x", raw[i]);
-  char **argv = sg_exec_argv (s->exe, s->name, s->env_file);
+  char **argv = sg_exec_argv (s->exe, s->name);
   struct child c;
-  if (!argv || child_spawn (argv, s->child_env, true, false, &c, err) < 0)
+  if (!argv || child_spawn (argv, s->exec_env, true, false, &c, err) < 0)
     {
       if (!argv)
         *err = xprintf ("out of memory");
@@ -1148,8 +1131,6 @@ sg_close (struct backend_session *s)
     }
   if (s->control_dir)
     rmdir (s->control_dir);
-  if (s->env_file)
-    unlink (s->env_file);
   if (s->overlay)
     {
       char *slash = strrchr (s->overlay, '/');
@@ -1169,7 +1150,7 @@ sg_close (struct backend_session *s)
   free (s->session);
   free (s->control_dir);
   free (s->overlay);
-  free (s->env_file);
+  sg_argv_free (s->exec_env);
   free (s->config_dir);
   free (s->lost_why);
   free (s->reasons);
@@ -1240,6 +1221,17 @@ prepare (struct backend_session *s, const struct singularity_session_options *o,
     return -1;
   if (version_of (s->exe, s->child_env, &s->ver, err) < 0)
     return -1;
+  /* singularity.env: in the exec client's environment, which only our
+   * uid can read, never on its command line. */
+  char **passed = sg_env_passed (&s->ver, o->env);
+  s->exec_env = passed ? sg_child_env ((const char *const *) environ, s->config_dir,
+                                       (const char *const *) passed) : NULL;
+  sg_argv_free (passed);
+  if (!s->exec_env)
+    {
+      *err = xprintf ("out of memory");
+      return -1;
+    }
   const char *min = sg_version_too_old (&s->ver);
   if (min)
     {
@@ -1265,7 +1257,7 @@ prepare (struct backend_session *s, const struct singularity_session_options *o,
       *err = xprintf ("cannot open %s: %s", s->control_dir, strerror (errno));
       return -1;
     }
-  if (copy_supervisor (s, o->supervisor, err) < 0 || write_env_file (s, o->env, err) < 0)
+  if (copy_supervisor (s, o->supervisor, err) < 0)
     return -1;
   if (o->persistent)
     {
@@ -1343,12 +1335,6 @@ singularity_session_open (const struct singularity_session_options *o, char **cw
       if (rc == 0 && listen_open (s, err) == 0)
         start_supervisor (s, err);
       listen_close (s);
-      if (s->env_file)
-        {
-          unlink (s->env_file); /* read by the exec client by now */
-          free (s->env_file);
-          s->env_file = NULL;
-        }
     }
   free (image);
   free_binds (&binds);

@@ -158,11 +158,8 @@ static void
 test_other_argv (void **state)
 {
   (void) state;
-  assert_argv (sg_exec_argv ("apptainer", "n", NULL),
+  assert_argv (sg_exec_argv ("apptainer", "n"),
                "apptainer exec --cleanenv instance://n "
-               "/.airlock-control/airlock-supervisor --instance");
-  assert_argv (sg_exec_argv ("apptainer", "n", "/r/e.env"),
-               "apptainer exec --cleanenv --env-file /r/e.env instance://n "
                "/.airlock-control/airlock-supervisor --instance");
   assert_argv (sg_stop_argv ("singularity", "n", false), "singularity instance stop n");
   assert_argv (sg_stop_argv ("singularity", "n", true),
@@ -205,12 +202,25 @@ test_names (void **state)
   assert_null (sg_instance_name ("/r", "a/b"));
   assert_null (sg_instance_name ("/r", ""));
 
-  char *l = sg_env_file_line ("TOKEN=it's $HOME `x`\nnext");
-  assert_string_equal (l, "TOKEN='it'\\''s $HOME `x`\nnext'\n");
-  free (l);
-  l = sg_env_file_line ("EMPTY=");
-  assert_string_equal (l, "EMPTY=''\n");
-  free (l);
+}
+
+/* singularity.env reaches the instance through the exec client's
+ * environment, whatever the value holds. */
+static void
+test_env_passed (void **state)
+{
+  (void) state;
+  struct sg_version v;
+  const char *env[] = { "TOKEN=it's $HOME", "EMPTY=", NULL };
+  sg_version_parse ("apptainer version 1.3.4", &v);
+  assert_argv (sg_env_passed (&v, env), "APPTAINERENV_TOKEN=it's $HOME APPTAINERENV_EMPTY=");
+  sg_version_parse ("singularity-ce version 3.11.5", &v);
+  assert_argv (sg_env_passed (&v, env),
+               "SINGULARITYENV_TOKEN=it's $HOME SINGULARITYENV_EMPTY=");
+  char **none = sg_env_passed (&v, NULL);
+  assert_non_null (none);
+  assert_null (none[0]);
+  sg_argv_free (none);
 }
 
 int
@@ -224,6 +234,7 @@ main (void)
     cmocka_unit_test (test_other_argv),
     cmocka_unit_test (test_child_env),
     cmocka_unit_test (test_names),
+    cmocka_unit_test (test_env_passed),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
