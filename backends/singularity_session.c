@@ -57,7 +57,6 @@
 #include "xprintf.h"
 
 #define VERSION_TIMEOUT_MS 10000
-#define START_TIMEOUT_MS 120000
 #define STOP_TIMEOUT_MS 30000
 #define FORCE_TIMEOUT_MS 15000
 #define LIST_TIMEOUT_MS 15000
@@ -82,6 +81,7 @@ struct backend_session {
   char err_tail[ERR_TAIL];   /* the last of it, for a lost session */
   size_t err_len;
   bool started;              /* the instance exists: close stops it */
+  bool hung;                 /* apptainer hung: close goes straight to --force */
   struct sup_client sup;
   long sup_pid;              /* the supervisor, as this host sees it */
   bool lost;
@@ -246,9 +246,8 @@ run (char *const *argv, char *const *envp, int timeout_ms, const char *what,
           child_kill (&c);
           if (pidfd >= 0)
             close (pidfd);
-          *err = xprintf ("%s did not end within %d s (killed): the %s program "
-                          "hangs; see `%s` run by hand", what, timeout_ms / 1000,
-                          argv[0], what);
+          *err = xprintf ("`%s %s` did not end within %d s and was killed (with "
+                          "its process group)", argv[0], what, timeout_ms / 1000);
           return -1;
         }
       struct pollfd p[3] = { { .fd = c.out, .events = POLLIN },
@@ -747,7 +746,7 @@ stop_stale (struct backend_session *s)
 static void
 stop_instance (struct backend_session *s)
 {
-  for (int force = 0; force < 2; force++)
+  for (int force = s->hung; force < 2; force++)
     {
       char **argv = sg_stop_argv (s->exe, s->name, force);
       char *etext = NULL, *err = NULL;
@@ -1318,7 +1317,7 @@ singularity_session_open (const struct singularity_session_options *o, char **cw
             o->progress (o->progress_ctx, line);
           free (line);
         }
-      int rc = argv ? run (argv, s->child_env, START_TIMEOUT_MS, "instance start", NULL,
+      int rc = argv ? run (argv, s->child_env, o->start_timeout_s * 1000, "instance start", NULL,
                            &etext, err)
                     : -1;
       if (rc >= 0)
@@ -1329,7 +1328,15 @@ singularity_session_open (const struct singularity_session_options *o, char **cw
       else if (rc < 0 && !*err)
         *err = xprintf ("out of memory");
       else if (rc < 0)
-        s->started = true; /* killed half-way: stop what it may have made */
+        {
+          /* killed half-way: stop what it may have made */
+          s->started = s->hung = true;
+          char *why = *err;
+          *err = xprintf ("%s; raise singularity.start_timeout if it is only slow "
+                          "(a large image on a network filesystem), else check "
+                          "`%s instance start` by hand", why, s->exe);
+          free (why);
+        }
       free (etext);
       sg_argv_free (argv);
       if (rc == 0 && listen_open (s, err) == 0)

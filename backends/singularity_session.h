@@ -24,6 +24,7 @@ struct singularity_session_options {
   bool mount_workdir;
   const char *workdir;      /* the caller's host working directory */
   bool persistent;          /* an overlay directory instead of a tmpfs */
+  int start_timeout_s;      /* instance start's deadline */
   const char *state_dir;    /* for the overlay directory; NULL: none known */
   const char *session;
   const char *owner_id;     /* the daemon's runtime directory */

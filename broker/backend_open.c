@@ -309,6 +309,7 @@ open_singularity (const struct backend_open_request *rq, struct backend_opened *
     .mount_workdir = config_bool (cfg, "singularity.mount_workdir"),
     .workdir = rq->workdir,
     .persistent = config_bool (cfg, "singularity.persistent"),
+    .start_timeout_s = (int) config_int (cfg, "singularity.start_timeout"),
     .session = rq->session,
     .owner_id = rq->owner_id,
     .supervisor = getenv ("AIRLOCK_SUPERVISOR"),

@@ -522,6 +522,10 @@ static const struct cfg_key keys[] = {
            "(`--writable-tmpfs`); true: in an overlay directory of the "
            "session's (`--overlay`), under your state directory.  Either is "
            "removed when the session closes." },
+  { .key = "singularity.start_timeout", .type = T_INT, .idef = 120, .min = 1,
+    .max = 3600,
+    .doc = "Seconds `instance start` may take; then it is killed and the open "
+           "fails saying so (the daemon waits for it)." },
   { .key = "singularity.cache_dir", .type = T_STRING, .check = &ABS_PATH,
     .flags = F_TILDE,
     .doc = "Where SIFs built from references are kept; unset: "
