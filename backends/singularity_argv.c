@@ -263,7 +263,8 @@ sg_list_argv (const char *exe, const char *name)
   add (&b, "instance");
   add (&b, "list");
   add (&b, "--json");
-  add (&b, name);
+  if (name)
+    add (&b, name);
   return finish (&b);
 }
 

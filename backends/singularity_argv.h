@@ -62,7 +62,8 @@ char **sg_start_argv (const struct sg_start *o, char **warning);
  *  SUP_CONTAINER_DIR/airlock-supervisor --instance`. */
 char **sg_exec_argv (const char *exe, const char *name);
 
-/* `EXE instance stop [--force] NAME`; `EXE instance list --json NAME`. */
+/* `EXE instance stop [--force] NAME`; `EXE instance list --json [NAME]`
+ * (NULL: all of ours). */
 char **sg_stop_argv (const char *exe, const char *name, bool force);
 char **sg_list_argv (const char *exe, const char *name);
 

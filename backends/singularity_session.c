@@ -638,8 +638,11 @@ add_bind (struct backend_session *s, const struct singularity_session_options *o
     {
       s->host_filesystem = true;
       s->reasons = append_reason (s->reasons,
-                                  xprintf ("%s %s is bound writable at %s", spec ? "bind" : "the working directory",
-                                           real, dst));
+                                  spec ? xprintf ("singularity.binds %s: host path %s is "
+                                                  "writable at %s", spec, real, dst)
+                                       : xprintf ("the working directory %s is bound "
+                                                  "writable (singularity.mount_workdir)",
+                                                  real));
     }
   return 0;
 }
@@ -704,42 +707,45 @@ session_path (const char *owner, const char *what, const char *session)
   return xprintf ("%s/singularity/%s%s", owner, what, session);
 }
 
-/* An instance of this name left by a daemon of ours that died: stopped,
- * so that the name is free again. */
+/* Instances left by a daemon of ours that died (same runtime directory,
+ * so the same name prefix): the one of this session's name, and at this
+ * daemon's first singularity open, when none of its own can exist yet,
+ * every one.  Stopped, so that nothing of a dead daemon keeps running. */
 static void
-stop_stale (struct backend_session *s)
+stop_stale (struct backend_session *s, const char *prefix)
 {
-  char **argv = sg_list_argv (s->exe, s->name);
+  static bool swept;
+  char **argv = sg_list_argv (s->exe, swept ? s->name : NULL);
   char *out = NULL, *etext = NULL, *err = NULL;
   int rc = argv ? run (argv, s->child_env, LIST_TIMEOUT_MS, "instance list", &out,
                        &etext, &err) : -1;
   sg_argv_free (argv);
   cJSON *j = rc == 0 ? cJSON_Parse (out) : NULL;
   const cJSON *list = cJSON_GetObjectItemCaseSensitive (j, "instances");
-  bool there = false;
   const cJSON *i;
-  cJSON_ArrayForEach (i, list)
-    {
-      const cJSON *n = cJSON_GetObjectItemCaseSensitive (i, "instance");
-      there |= cJSON_IsString (n) && !strcmp (n->valuestring, s->name);
-    }
-  cJSON_Delete (j);
   free (out);
   free (etext);
   free (err);
-  etext = err = NULL;
-  if (!there)
-    return;
-  fprintf (stderr, "airlock: session %s: instance %s is left from an earlier "
-           "daemon: stopping it\n", s->session, s->name);
-  argv = sg_stop_argv (s->exe, s->name, true);
-  if (argv && run (argv, s->child_env, FORCE_TIMEOUT_MS, "instance stop", NULL, &etext,
-                   &err) != 0)
-    fprintf (stderr, "airlock: session %s: cannot stop instance %s: %s\n", s->session,
-             s->name, err ? err : last_line (etext));
-  sg_argv_free (argv);
-  free (etext);
-  free (err);
+  cJSON_ArrayForEach (i, list)
+    {
+      const cJSON *n = cJSON_GetObjectItemCaseSensitive (i, "instance");
+      if (!cJSON_IsString (n) || strncmp (n->valuestring, prefix, strlen (prefix))
+          || (swept && strcmp (n->valuestring, s->name)))
+        continue;
+      fprintf (stderr, "airlock: session %s: instance %s is left from an earlier "
+               "daemon: stopping it\n", s->session, n->valuestring);
+      etext = err = NULL;
+      argv = sg_stop_argv (s->exe, n->valuestring, true);
+      if (argv && run (argv, s->child_env, FORCE_TIMEOUT_MS, "instance stop", NULL, &etext,
+                       &err) != 0)
+        fprintf (stderr, "airlock: session %s: cannot stop instance %s: %s\n", s->session,
+                 n->valuestring, err ? err : last_line (etext));
+      sg_argv_free (argv);
+      free (etext);
+      free (err);
+    }
+  cJSON_Delete (j);
+  swept = swept || rc == 0;
 }
 
 /* instance stop, then --force when that fails or hangs. */
@@ -1301,7 +1307,11 @@ singularity_session_open (const struct singularity_session_options *o, char **cw
     *err = xprintf ("epoll: %s", strerror (errno));
   else if (prepare (s, o, &binds, &image, err) == 0)
     {
-      stop_stale (s);
+      char *prefix = xprintf ("%.*s", (int) (strlen (s->name) - strlen (o->session)),
+                              s->name);
+      if (prefix)
+        stop_stale (s, prefix);
+      free (prefix);
       struct sg_start st = {
         .exe = s->exe, .version = &s->ver, .host_network = o->network,
         .overlay = s->overlay, .root = getuid () == 0, .memory = o->memory,

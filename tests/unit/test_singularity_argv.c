@@ -165,6 +165,7 @@ test_other_argv (void **state)
   assert_argv (sg_stop_argv ("singularity", "n", true),
                "singularity instance stop --force n");
   assert_argv (sg_list_argv ("apptainer", "n"), "apptainer instance list --json n");
+  assert_argv (sg_list_argv ("apptainer", NULL), "apptainer instance list --json");
 }
 
 static void
