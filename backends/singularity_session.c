@@ -82,6 +82,7 @@ struct backend_session {
   size_t err_len;
   bool started;              /* the instance exists: close stops it */
   bool hung;                 /* apptainer hung: close goes straight to --force */
+  bool own_cgroup;           /* --memory given: the instance has a memory cgroup */
   struct sup_client sup;
   long sup_pid;              /* the supervisor, as this host sees it */
   bool lost;
@@ -1092,7 +1093,9 @@ sg_posture (struct backend_session *s, struct backend_posture *p, char **err)
   if (s->sup_pid > 0)
     {
       posture_observe ((pid_t) s->sup_pid, p);
-      if (s->oom_fd < 0)
+      /* Without a cgroup of its own the counter would be the user's
+       * session's, shared with everything else. */
+      if (s->oom_fd < 0 && s->own_cgroup)
         s->oom_fd = cgroup_oom_open ((pid_t) s->sup_pid);
     }
   return 0;
@@ -1319,6 +1322,7 @@ singularity_session_open (const struct singularity_session_options *o, char **cw
         .binds = binds.b, .n_binds = binds.n, .image = image, .name = s->name,
       };
       char **argv = sg_start_argv (&st, &s->warning);
+      s->own_cgroup = o->memory && sg_has_limits (&s->ver);
       char *etext = NULL;
       if (o->progress)
         {
