@@ -83,6 +83,7 @@ struct backend_session {
   bool started;              /* the instance exists: close stops it */
   bool hung;                 /* apptainer hung: close goes straight to --force */
   bool own_cgroup;           /* --memory given: the instance has a memory cgroup */
+  int pin;                   /* the cached SIF's pin (sif_cache_pin), or -2 */
   struct sup_client sup;
   long sup_pid;              /* the supervisor, as this host sees it */
   bool lost;
@@ -523,7 +524,17 @@ image_from_cache (const struct singularity_session_options *o, struct backend_se
     .build_timeout = o->build_timeout_s,
     .env = (const char *const *) s->child_env,
   };
-  return sif_cache_get (&co, o->image, o->progress, o->progress_ctx, sif, err) < 0 ? -1 : 0;
+  if (sif_cache_get (&co, o->image, o->progress, o->progress_ctx, sif, err) < 0)
+    return -1;
+  /* In use for the session's life: no eviction from under the instance. */
+  s->pin = sif_cache_pin (&co, *sif, err);
+  if (s->pin == -1)
+    {
+      free (*sif);
+      *sif = NULL;
+      return -1;
+    }
+  return 0;
 #else
   (void) s;
   (void) sif;
@@ -1150,6 +1161,9 @@ sg_close (struct backend_session *s)
           close (parent);
         }
     }
+#ifdef HAVE_SIF_CACHE
+  sif_cache_unpin (s->pin); /* the instance is gone: evictable again */
+#endif
   if (s->ep >= 0)
     close (s->ep);
   sg_argv_free (s->child_env);
@@ -1300,6 +1314,7 @@ singularity_session_open (const struct singularity_session_options *o, char **cw
     }
   s->dir_fd = s->listen_fd = s->sup.fd = s->exec_err = s->oom_fd = -1;
   s->exec_pid = -1;
+  s->pin = -2;
   s->host_network = o->network;
   if (o->network)
     s->reasons = xprintf ("singularity.network: the host's network");
