@@ -82,7 +82,8 @@ HELPER_SRCS := $(wildcard helper/*.c)
 BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_session.c backends/supervisor_protocol.c backends/supervisor_client.c \
                 backends/xprintf.c backends/posture.c backends/cgroup_oom.c backends/size_text.c \
                 backends/sif_cache.c \
-                $(sort $(wildcard backends/docker*.c)) $(sort $(wildcard backends/ssh*.c))
+                $(sort $(wildcard backends/docker*.c)) $(sort $(wildcard backends/ssh*.c)) \
+                $(sort $(wildcard backends/singularity*.c))
 POLICY_SRCS := $(sort $(wildcard policy/*.c))
 # What both programs have: configuration, the runtime directory, the
 # local sandbox options and airlock's protected directories.
@@ -185,8 +186,8 @@ $(BUILDDIR)/airlock-hostile: tests/hostile.c helper/protocol.c helper/protocol.h
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -o $@ tests/hostile.c helper/protocol.c $(LDHARDEN)
 
 # (the driver drives a local session: the docker sources need libcurl, the
-# SIF cache cJSON and policy/.)
-DRIVER_SRCS := $(filter-out backends/docker% backends/ssh% backends/sif_cache%,$(BACKEND_SRCS))
+# SIF cache and the singularity backend cJSON and policy/.)
+DRIVER_SRCS := $(filter-out backends/docker% backends/ssh% backends/sif_cache% backends/singularity%,$(BACKEND_SRCS))
 $(BUILDDIR)/airlock-session-driver: tests/session_driver.c $(DRIVER_SRCS) helper/protocol.c $(wildcard backends/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' -o $@ \
@@ -227,6 +228,9 @@ UNIT_SRCS_docker_engine := backends/docker_engine.c backends/xprintf.c backends/
 UNIT_TESTS += sif_cache
 UNIT_SRCS_sif_cache := backends/sif_cache.c backends/size_text.c backends/xprintf.c \
                       policy/audit_dirs.c policy/xalloc.c
+# backends/singularity: versions, flag gating, argv and environment.
+UNIT_TESTS += singularity_argv
+UNIT_SRCS_singularity_argv := backends/singularity_argv.c backends/xprintf.c
 UNIT_CFLAGS := -std=gnu11 $(WARN) -O1 -g -fsanitize=address,undefined \
                -fno-sanitize-recover=undefined -Ihelper -Ibroker -Ibackends -Ipolicy \
                -DAIRLOCK_SOURCE_DIR='"$(CURDIR)"' 

@@ -37,31 +37,60 @@ in_initial_userns (pid_t pid)
   return a == 0 && b == 0 && n == 4294967295UL;
 }
 
-int
-posture_verify (pid_t pid, struct backend_posture *p, char **err)
+struct status {
+  int seccomp, nnp, nspids;
+  unsigned long long capeff;
+};
+
+/* /proc/PID/status; false when it cannot be read (gone, not ours). */
+static bool
+read_status (pid_t pid, struct status *st)
 {
   char path[64], line[512];
   snprintf (path, sizeof path, "/proc/%d/status", (int) pid);
   FILE *f = fopen (path, "re");
   if (!f)
-    return 0;
-  int seccomp = -1, nnp = -1, nspids = 0;
-  unsigned long long capeff = 0;
+    return false;
+  *st = (struct status){ .seccomp = -1, .nnp = -1 };
   bool have_caps = false;
   while (fgets (line, sizeof line, f))
     if (!strncmp (line, "Seccomp:", 8))
-      seccomp = atoi (line + 8);
+      st->seccomp = atoi (line + 8);
     else if (!strncmp (line, "NoNewPrivs:", 11))
-      nnp = atoi (line + 11);
+      st->nnp = atoi (line + 11);
     else if (!strncmp (line, "CapEff:", 7))
-      have_caps = sscanf (line + 7, "%llx", &capeff) == 1;
+      have_caps = sscanf (line + 7, "%llx", &st->capeff) == 1;
     else if (!strncmp (line, "NSpid:", 6))
       for (char *tok = strtok (line + 6, " \t\n"); tok; tok = strtok (NULL, " \t\n"))
-        nspids++;
+        st->nspids++;
   fclose (f);
-  int initial_userns = in_initial_userns (pid);
-  if (seccomp < 0 || nnp < 0 || !have_caps || !nspids || initial_userns < 0)
+  return st->seccomp >= 0 && st->nnp >= 0 && have_caps && st->nspids;
+}
+
+void
+posture_observe (pid_t pid, struct backend_posture *p)
+{
+  struct status st;
+  if (!read_status (pid, &st))
+    return;
+  p->seccomp = st.seccomp == 2;
+  p->no_new_privs = st.nnp == 1;
+  p->capabilities = __builtin_popcountll (st.capeff);
+  /* Verified only when the pid namespace claimed is there too. */
+  p->verified = !claims (p, "pid") || st.nspids >= 2;
+}
+
+int
+posture_verify (pid_t pid, struct backend_posture *p, char **err)
+{
+  struct status st;
+  if (!read_status (pid, &st))
     return 0; /* gone, or not ours to read */
+  int seccomp = st.seccomp, nnp = st.nnp, nspids = st.nspids;
+  unsigned long long capeff = st.capeff;
+  int initial_userns = in_initial_userns (pid);
+  if (initial_userns < 0)
+    return 0;
   const char *wrong = NULL;
   if (p->seccomp && seccomp != 2)
     wrong = "has no seccomp filter";

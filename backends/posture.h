@@ -16,4 +16,10 @@
  * namespace) leaves *p unverified and returns 0. */
 int posture_verify (pid_t pid, struct backend_posture *p, char **err);
 
+/* For a sandbox whose maker claims nothing of seccomp, no_new_privs or
+ * capabilities (apptainer: it depends on its version and configuration):
+ * what /proc/PID/status shows of them, into *p, with p->verified.  A
+ * process that cannot be read leaves *p as it is. */
+void posture_observe (pid_t pid, struct backend_posture *p);
+
 #endif

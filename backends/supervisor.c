@@ -25,6 +25,16 @@
  * (a new daemon reuses it): then every job is killed with its tree, as a
  * local sandbox's end would, and it waits for the next broker.
  *
+ * In a singularity session it is a process of the instance, started by
+ * `exec instance://NAME` (EXEC_INSTANCE_FLAG), not its pid 1: a child
+ * subreaper, so that its jobs' orphans stay below it.  It reads a token
+ * on its stdin (the broker's pipe), connects to the broker's socket as in
+ * a container, and proves itself with the token: anything else in the
+ * instance runs as our uid and can reach the socket too, but not the
+ * pipe.  When the broker goes away it kills every job with its tree and
+ * exits: the instance's own init would reap orphans but leave them
+ * running.
+ *
  * Built static: in a --rootfs sandbox there may be no libc to load. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -67,7 +77,8 @@ struct job {
 static struct job jobs[SUP_MAX_JOBS];
 static struct al_writer out_msg;
 static bool container_init; /* pid 1 of a docker container (see above) */
-static bool broker_gone;    /* container_init: CONTROL_FD's broker left */
+static bool instance;       /* in a singularity instance (see above) */
+static bool broker_gone;    /* container_init, instance: CONTROL_FD's broker left */
 
 static void
 send_msg (void)
@@ -78,7 +89,7 @@ send_msg (void)
   if (n && send (CONTROL_FD, out_msg.buf, n, MSG_NOSIGNAL) < 0
       && (errno == EPIPE || errno == ECONNRESET))
     {
-      if (!container_init)
+      if (!container_init && !instance)
         _exit (0); /* the broker is gone: leaving ends the whole sandbox */
       broker_gone = true;
     }
@@ -513,10 +524,56 @@ await_broker (int sfd)
     }
 }
 
+/* ---- a process of a singularity instance ---- */
+
+/* The token on stdin, whole, within a bound.  0, or -1. */
+static int
+read_token (char *token)
+{
+  size_t got = 0;
+  long long until = monotonic_ms () + 30000;
+  while (got < SUP_TOKEN_LEN)
+    {
+      struct pollfd p = { .fd = 0, .events = POLLIN };
+      long long left = until - monotonic_ms ();
+      if (left <= 0 || poll (&p, 1, (int) left) <= 0)
+        return -1;
+      ssize_t n = read (0, token + got, SUP_TOKEN_LEN - got);
+      if (n <= 0)
+        return -1;
+      got += (size_t) n;
+    }
+  return 0;
+}
+
+/* Connected, the token is the first message. */
+static int
+connect_instance (const char *token)
+{
+  long long until = monotonic_ms () + 30000;
+  for (int wait_ms = 10; connect_broker () < 0;
+       wait_ms = wait_ms * 2 < CONNECT_RETRY_MS ? wait_ms * 2 : CONNECT_RETRY_MS)
+    {
+      if (monotonic_ms () >= until)
+        return -1;
+      poll (NULL, 0, wait_ms);
+    }
+  return send (CONTROL_FD, token, SUP_TOKEN_LEN, MSG_NOSIGNAL) == SUP_TOKEN_LEN ? 0 : -1;
+}
+
 int
 main (int argc, char **argv)
 {
   container_init = argc > 1 && !strcmp (argv[1], EXEC_INIT_FLAG);
+  instance = argc > 1 && !strcmp (argv[1], EXEC_INSTANCE_FLAG);
+  char token[SUP_TOKEN_LEN];
+  if (instance && read_token (token) < 0)
+    {
+      fprintf (stderr, "airlock-supervisor " EXEC_INSTANCE_FLAG ": no token on "
+               "stdin; it is started by airlock in a singularity instance, not "
+               "by hand\n");
+      return 2;
+    }
   if (container_init && getpid () != 1)
     {
       fprintf (stderr, "airlock-supervisor " EXEC_INIT_FLAG ": the pid 1 of "
@@ -525,7 +582,7 @@ main (int argc, char **argv)
     }
   int type = 0;
   socklen_t len = sizeof type;
-  if (!container_init
+  if (!container_init && !instance
       && (getsockopt (CONTROL_FD, SOL_SOCKET, SO_TYPE, &type, &len) < 0
           || type != SOCK_SEQPACKET))
     {
@@ -540,12 +597,15 @@ main (int argc, char **argv)
   sigset_t chld;
   sigemptyset (&chld);
   sigaddset (&chld, SIGCHLD);
-  if (container_init)
+  if (container_init || instance)
     {
       /* As pid 1 we get only the signals we handle: SIGTERM (docker stop)
-       * ends the container at once. */
+       * ends the container at once.  In an instance, SIGTERM, SIGINT or
+       * SIGHUP (instance stop, the exec client's end) end the jobs too. */
       sigaddset (&chld, SIGTERM);
       sigaddset (&chld, SIGINT);
+      if (instance)
+        sigaddset (&chld, SIGHUP);
     }
   sigprocmask (SIG_BLOCK, &chld, NULL);
   int sfd = signalfd (-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -553,9 +613,20 @@ main (int argc, char **argv)
   static struct sup_msg msg;
   if (container_init)
     await_broker (sfd);
+  if (instance && connect_instance (token) < 0)
+    {
+      fprintf (stderr, "airlock-supervisor " EXEC_INSTANCE_FLAG ": cannot reach "
+               "the broker at " SUP_CONTAINER_SOCKET "\n");
+      return 1;
+    }
 
   for (;;)
     {
+      if (broker_gone && instance)
+        {
+          drop_jobs (); /* a daemon that died must leave nothing running */
+          return 0;
+        }
       if (broker_gone)
         {
           drop_jobs ();
@@ -599,7 +670,7 @@ main (int argc, char **argv)
           if (p[i].fd == CONTROL_FD)
             {
               ssize_t r = recv (CONTROL_FD, buf, sizeof buf, MSG_TRUNC);
-              if (r <= 0 && !container_init)
+              if (r <= 0 && !container_init && !instance)
                 return 0; /* the broker closed the session */
               if (r <= 0)
                 {
@@ -611,7 +682,7 @@ main (int argc, char **argv)
                 send_error (0, "malformed request: %s", (size_t) r > sizeof buf ? "too large" : why);
               else
                 {
-                  if (container_init && msg.type == SUP_SPAWN)
+                  if ((container_init || instance) && msg.type == SUP_SPAWN)
                     with_container_env (&msg);
                   handle_request (&msg);
                 }
@@ -621,7 +692,11 @@ main (int argc, char **argv)
               struct signalfd_siginfo si;
               while (read (sfd, &si, sizeof si) > 0)
                 if (si.ssi_signo != SIGCHLD)
-                  return 0; /* SIGTERM of a container's pid 1 */
+                  {
+                    if (instance)
+                      drop_jobs (); /* not pid 1: nothing else kills them */
+                    return 0; /* SIGTERM of a container's pid 1 */
+                  }
               reap_and_sweep ();
             }
           else if (j && p[i].fd == j->out_fd)

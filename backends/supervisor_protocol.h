@@ -19,6 +19,16 @@
  * leave them running; supervisor.c kills them with their tree). */
 #define EXEC_INIT_FLAG "--init"
 
+/* The flag that makes the supervisor a process of an Apptainer or
+ * Singularity instance, started by `exec instance://NAME`: not pid 1 (the
+ * instance has its own init), a child subreaper instead; it connects to
+ * SUP_CONTAINER_SOCKET as in a docker container, after reading on its
+ * stdin the token it proves itself with (SUP_TOKEN_LEN hex digits, the
+ * first message it sends); it kills every job with its tree and exits
+ * when the broker goes away. */
+#define EXEC_INSTANCE_FLAG "--instance"
+#define SUP_TOKEN_LEN 64
+
 /* In a docker session's container, the supervisor (its pid 1, started
  * with EXEC_INIT_FLAG) connects to the broker's socket here: a directory
  * of the session's, bind-mounted read-only (docker_container.c). */

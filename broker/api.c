@@ -355,7 +355,16 @@ backend_shorthands (const struct airlock_config *cfg, const cJSON *req,
       if (!strcmp (fields[i], "image"))
         ok = strcmp (b, "local") && strcmp (b, "ssh");
       else if (!strcmp (fields[i], "memory"))
-        ok = !strcmp (b, "local") || !strcmp (b, "docker");
+        ok = !strcmp (b, "local") || !strcmp (b, "docker") || !strcmp (b, "singularity");
+      else if (!strcmp (b, "singularity"))
+        {
+          /* singularity.network false: a namespace with only lo. */
+          cJSON_Delete (item);
+          item = cJSON_CreateBool (!strcmp (val, "host"));
+          if (strcmp (val, "host") && strcmp (val, "none") && strcmp (val, "loopback"))
+            return xprintf ("network \"%s\": the singularity backend has none, "
+                            "loopback (both: only lo) or host", val);
+        }
       else if (!strcmp (b, "docker"))
         {
           /* docker.network false is network mode none: only lo. */
@@ -545,6 +554,9 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
       if (!strcmp (ds->backend, "ssh")
           && asprintf (&what, "host %s", config_string (ds->cfg, "ssh.host")) < 0)
         what = NULL;
+      if (!strcmp (ds->backend, "singularity")
+          && asprintf (&what, "image %s", config_string (ds->cfg, "singularity.image")) < 0)
+        what = NULL;
       struct session_limits lim = {
         .timeout_sec = (uint32_t) config_int (ds->cfg, "exec.timeout"),
         .max_output_chars = (size_t) config_int (ds->cfg, "exec.max_output_chars"),
@@ -557,7 +569,9 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
         .what = what,
         .memory_limit = !strcmp (ds->backend, "docker")  ? config_string (ds->cfg, "docker.memory")
                         : !strcmp (ds->backend, "local") ? config_string (ds->cfg, "local.memory")
-                                                         : NULL,
+                        : !strcmp (ds->backend, "singularity")
+                            ? config_string (ds->cfg, "singularity.memory")
+                            : NULL,
       };
       s = session_open (name, bo.ops, bo.bs, bo.cwd, &lim, &err);
       free (what);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "approval.h"
+#include "approval_client.h"
 #include "backend_open.h"
 #include "docker_engine.h"
 #include "docker_session.h"
@@ -17,6 +18,7 @@
 #include "local_session.h"
 #include "modal_mode.h"
 #include "sandbox_options.h"
+#include "singularity_session.h"
 #include "ssh_session.h"
 
 static char *
@@ -290,6 +292,78 @@ open_ssh (const struct backend_open_request *rq, struct backend_opened *out,
   return 0;
 }
 
+/* An Apptainer or Singularity instance (docs/singularity.md). */
+static int
+open_singularity (const struct backend_open_request *rq, struct backend_opened *out,
+                  char **err)
+{
+  const struct airlock_config *cfg = rq->cfg;
+  struct singularity_session_options o = {
+    .executable = config_string (cfg, "singularity.executable"),
+    .image = config_string (cfg, "singularity.image"),
+    .network = config_bool (cfg, "singularity.network"),
+    .memory = config_string (cfg, "singularity.memory"),
+    .cpus = config_string (cfg, "singularity.cpus"),
+    .pids_limit = config_int (cfg, "singularity.pids_limit"),
+    .binds = config_list (cfg, "singularity.binds"),
+    .mount_workdir = config_bool (cfg, "singularity.mount_workdir"),
+    .workdir = rq->workdir,
+    .persistent = config_bool (cfg, "singularity.persistent"),
+    .start_timeout_s = (int) config_int (cfg, "singularity.start_timeout"),
+    .session = rq->session,
+    .owner_id = rq->owner_id,
+    .supervisor = getenv ("AIRLOCK_SUPERVISOR"),
+    .cache_dir = config_string (cfg, "singularity.cache_dir"),
+    .cache_max = config_size (cfg, "singularity.cache_max"),
+    .disk_floor = config_size (cfg, "singularity.disk_floor"),
+    .build_timeout_s = config_int (cfg, "singularity.build_timeout"),
+    .progress = rq->progress,
+    .progress_ctx = rq->progress_ctx,
+  };
+  if (!o.supervisor || !*o.supervisor)
+    o.supervisor = SUPERVISOR_PATH;
+  if (installed_file_check (o.supervisor, R_OK, "AIRLOCK_SUPERVISOR", err) < 0)
+    return -1;
+  char *serr = NULL;
+  char *state = approval_state_dir (&serr); /* the overlay's place */
+  free (serr);
+  o.state_dir = state;
+  struct protected_dirs protected;
+  approval_protected_dirs (&protected);
+  o.protected = &protected;
+  /* singularity.env, then the forwarded names from the environment of the
+   * client that opened the session. */
+  const char *const *env = config_list (cfg, "singularity.env");
+  const char *const *fwd = config_list (cfg, "singularity.forward_env");
+  size_t n = 0;
+  for (const char *const *e = env; *e; e++)
+    n++;
+  for (const char *const *f = fwd; *f; f++)
+    n++;
+  char **all = calloc (n + 1, sizeof *all);
+  n = 0;
+  for (const char *const *e = env; all && *e; e++)
+    if ((all[n] = strdup (*e)))
+      n++;
+  for (const char *const *f = fwd; all && *f; f++)
+    if (config_getenv (cfg, *f) && asprintf (&all[n], "%s=%s", *f, config_getenv (cfg, *f)) >= 0)
+      n++;
+  o.env = (const char *const *) all;
+  if (all)
+    out->bs = singularity_session_open (&o, &out->cwd, err);
+  else
+    *err = strdup ("out of memory");
+  approval_protected_free (&protected);
+  for (size_t i = 0; all && i < n; i++)
+    free (all[i]);
+  free (all);
+  free (state);
+  if (!out->bs)
+    return -1;
+  out->ops = singularity_session_ops ();
+  return 0;
+}
+
 /* Whether another daemon still serves at its runtime directory. */
 static bool
 owner_alive (void *ctx, const char *owner)
@@ -329,12 +403,16 @@ backend_reap_orphans (const struct airlock_config *cfg, const char *owner_id,
 const char *
 backend_reach_reasons (const struct backend_ops *ops, struct backend_session *bs)
 {
+  if (ops == singularity_session_ops ())
+    return singularity_session_risk_reasons (bs);
   return ops == docker_session_ops () ? docker_session_risk_reasons (bs) : NULL;
 }
 
 const char *
 backend_warning (const struct backend_ops *ops, struct backend_session *bs)
 {
+  if (ops == singularity_session_ops ())
+    return singularity_session_warning (bs);
   return ops == docker_session_ops () ? docker_session_warning (bs) : NULL;
 }
 
@@ -352,7 +430,9 @@ backend_open (const struct backend_open_request *rq, struct backend_opened *out,
     return open_docker (rq, out, err);
   if (!strcmp (rq->backend, "ssh"))
     return open_ssh (rq, out, err);
+  if (!strcmp (rq->backend, "singularity"))
+    return open_singularity (rq, out, err);
   *err = msg ("backend \"%s\" is not available yet; use \"local\", "
-              "\"docker\" or \"ssh\"%s", rq->backend, "");
+              "\"docker\", \"ssh\" or \"singularity\"%s", rq->backend, "");
   return BACKEND_NOT_IMPLEMENTED;
 }

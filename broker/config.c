@@ -258,6 +258,7 @@ struct cfg_key
   long long idef, min, max;    /* T_INT */
   bool bdef;                   /* T_BOOL */
   const char *const *choices;  /* T_ENUM, NULL-terminated */
+  const char *const *aliases;  /* T_ENUM: pairs ALIAS, CHOICE; NULL-ended */
   const struct check *check;   /* T_STRING, T_LIST items */
   const struct check *check_key; /* T_MAP keys */
   unsigned flags;
@@ -266,6 +267,8 @@ struct cfg_key
 
 static const char *const backends[]
     = { "local", "docker", "ssh", "singularity", "modal", "daytona", NULL };
+/* Apptainer is Singularity's new name: either names the backend. */
+static const char *const backend_aliases[] = { "apptainer", "singularity", NULL };
 static const char *const local_networks[]
     = { "loopback", "none", "host", NULL };
 static const char *const modal_modes[] = { "auto", "direct", "managed", NULL };
@@ -281,7 +284,9 @@ static const char *const approval_modes[]
  * from the keys (env_name), never spelled out, so they cannot drift. */
 static const struct cfg_key keys[] = {
   { .key = "backend", .type = T_ENUM, .sdef = "local", .choices = backends,
-    .doc = "Where commands run: the execution backend." },
+    .aliases = backend_aliases,
+    .doc = "Where commands run: the execution backend (`apptainer` is taken "
+           "as `singularity`)." },
 
   { .key = "session.idle_timeout", .type = T_INT,
     .idef = 300, .min = 1, .max = 30 * DAY,
@@ -453,16 +458,57 @@ static const struct cfg_key keys[] = {
   { .key = "ssh.program", .type = T_STRING, .sdef = "ssh", .check = &ARGV_WORD,
     .doc = "The OpenSSH client to run (a name in PATH, or a path)." },
 
+  { .key = "singularity.executable", .type = T_STRING, .check = &ARGV_WORD,
+    .flags = F_TILDE,
+    .doc = "The Apptainer or Singularity program (a name in PATH, or a path); "
+           "unset: `apptainer`, else `singularity`, from PATH.  Its version "
+           "decides which hardening flags are passed (docs/singularity.md)." },
   { .key = "singularity.image", .type = T_STRING,
     .sdef = "docker://debian:bookworm-slim", .check = &ARGV_WORD,
-    .doc = "Image: a `.sif` file, a sandbox directory or a `docker://` "
-           "reference." },
-  { .key = "singularity.executable", .type = T_STRING, .check = &ARGV_WORD,
-    .doc = "Program to run; unset: `apptainer`, else `singularity`, from "
-           "PATH." },
-  { .key = "singularity.bind", .type = T_LIST, .check = &APPTAINER_BIND,
     .flags = F_TILDE,
-    .doc = "Host paths bound into the instance." },
+    .doc = "Image: a `.sif` file or an unpacked sandbox directory, used as "
+           "they are, or a `docker://`, `oras://` or `library://` reference, "
+           "built once into a cached SIF.  It must contain `bash`." },
+  { .key = "singularity.network", .type = T_BOOL, .bdef = false,
+    .doc = "Whether the instance has the host's network; false: a network "
+           "namespace of its own with only `lo` (`--net --network none`)." },
+  { .key = "singularity.memory", .type = T_STRING, .check = &MEMORY,
+    .doc = "Memory limit (`--memory`; K, M, G, T: powers of 1024); unset: "
+           "none.  Passed only where the version has it (Apptainer 1.1, "
+           "SingularityCE 3.10), else the open reply warns." },
+  { .key = "singularity.cpus", .type = T_STRING, .check = &CPUS,
+    .doc = "CPU limit (`--cpus`), as a string (\"1.5\"); unset: none.  As "
+           "singularity.memory." },
+  { .key = "singularity.pids_limit", .type = T_INT,
+    .idef = 0, .min = 0, .max = 1000000,
+    .doc = "Limit on the number of processes (`--pids-limit`); 0: none.  As "
+           "singularity.memory." },
+  { .key = "singularity.binds", .type = T_LIST, .check = &APPTAINER_BIND,
+    .flags = F_TILDE,
+    .doc = "Host paths bound into the instance, `SRC[:DST[:ro|rw]]`.  One "
+           "writable inside lets the instance reach the host, which the "
+           "approval gate takes into account." },
+  { .key = "singularity.env", .type = T_MAP, .check_key = &VAR_NAME,
+    .flags = F_HIDE,
+    .doc = "Environment variables set in the instance (as `APPTAINERENV_*` "
+           "of the exec, never a command line); `airlock config show` hides "
+           "the values." },
+  { .key = "singularity.forward_env", .type = T_LIST, .check = &VAR_NAME,
+    .doc = "Names of environment variables passed from the caller into the "
+           "instance." },
+  { .key = "singularity.mount_workdir", .type = T_BOOL, .bdef = false,
+    .doc = "Bind the session's working directory read-write at the same "
+           "path in the instance and start there (host access, which the "
+           "approval gate takes into account); false: start in `/`." },
+  { .key = "singularity.persistent", .type = T_BOOL, .bdef = false,
+    .doc = "false: the image's files are writable in a tmpfs "
+           "(`--writable-tmpfs`); true: in an overlay directory of the "
+           "session's (`--overlay`), under your state directory.  Either is "
+           "removed when the session closes." },
+  { .key = "singularity.start_timeout", .type = T_INT, .idef = 120, .min = 1,
+    .max = 3600,
+    .doc = "Seconds `instance start` may take; then it is killed and the open "
+           "fails saying so (the daemon waits for it)." },
   { .key = "singularity.cache_dir", .type = T_STRING, .check = &ABS_PATH,
     .flags = F_TILDE,
     .doc = "Where SIFs built from `docker://`, `oras://` and `library://` "
@@ -720,6 +766,16 @@ in_choices (const char *const *choices, const char *s)
   return false;
 }
 
+/* The choice s names, itself or through an alias; NULL: none. */
+static const char *
+enum_choice (const struct cfg_key *k, const char *s)
+{
+  for (const char *const *a = k->aliases; a && a[0]; a += 2)
+    if (!strcmp (a[0], s))
+      return a[1];
+  return in_choices (k->choices, s) ? s : NULL;
+}
+
 static char *
 int_problem (const struct cfg_key *k, char *got)
 {
@@ -818,14 +874,14 @@ value_from_json (const struct cfg_key *k, const cJSON *j, struct cfg_value *out)
       out->s = finish_string (k, xstrdup (j->valuestring), &problem);
       return problem;
     case T_ENUM:
-      if (!cJSON_IsString (j) || !in_choices (k->choices, j->valuestring))
+      if (!cJSON_IsString (j) || !enum_choice (k, j->valuestring))
         {
           char *what = choices_text (k->choices);
           problem = expected (what, got_json (j));
           free (what);
           return problem;
         }
-      out->s = xstrdup (j->valuestring);
+      out->s = xstrdup (enum_choice (k, j->valuestring));
       return NULL;
     case T_INT:
       {
@@ -863,14 +919,14 @@ value_from_env (const struct cfg_key *k, const char *s, struct cfg_value *out)
       out->s = finish_string (k, xstrdup (s), &problem);
       return problem;
     case T_ENUM:
-      if (!in_choices (k->choices, s))
+      if (!enum_choice (k, s))
         {
           char *what = choices_text (k->choices);
           problem = expected (what, got_string (s));
           free (what);
           return problem;
         }
-      out->s = xstrdup (s);
+      out->s = xstrdup (enum_choice (k, s));
       return NULL;
     case T_INT:
       {
@@ -1395,7 +1451,7 @@ config_client_env (const struct airlock_config *loaded)
       free (name);
     }
   /* What backends read of the caller's environment: DOCKER_HOST, and the
-   * variables docker.forward_env names (from the caller's own settings;
+   * variables docker.forward_env and singularity.forward_env name (from the caller's own settings;
    * a broken config is said by the daemon, not here). */
   add_client_var (o, "DOCKER_HOST");
   char *err = NULL;
@@ -1403,6 +1459,8 @@ config_client_env (const struct airlock_config *loaded)
   free (err);
   const struct airlock_config *c = loaded ? loaded : own;
   for (const char *const *f = c ? config_list (c, "docker.forward_env") : NULL; f && *f; f++)
+    add_client_var (o, *f);
+  for (const char *const *f = c ? config_list (c, "singularity.forward_env") : NULL; f && *f; f++)
     add_client_var (o, *f);
   config_free (own);
   return o;

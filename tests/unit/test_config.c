@@ -778,7 +778,7 @@ test_file_lists (void **state)
               "    \"ro_binds\": [\"~/data:/data\", \"~\"] },"
               "  \"docker\": { \"volumes\": [\"/h:/c:ro\", \"named:/data\"],"
               "    \"forward_env\": [\"GITHUB_TOKEN\"] },"
-              "  \"singularity\": { \"bind\": [\"/scratch:/scratch:rw\"] } }");
+              "  \"singularity\": { \"binds\": [\"/scratch:/scratch:rw\"] } }");
   struct airlock_config *c = load_ok ();
   const char *home = getenv ("HOME");
   char data[600];
@@ -794,7 +794,7 @@ test_file_lists (void **state)
                (const char *[]){ "/h:/c:ro", "named:/data", NULL });
   assert_list (config_list (c, "docker.forward_env"),
                (const char *[]){ "GITHUB_TOKEN", NULL });
-  assert_list (config_list (c, "singularity.bind"),
+  assert_list (config_list (c, "singularity.binds"),
                (const char *[]){ "/scratch:/scratch:rw", NULL });
   config_free (c);
 
@@ -828,8 +828,8 @@ test_file_list_errors (void **state)
   user_file_fails ("{ \"docker\": { \"cap_add\": [\"\"] } }",
                    "docker.cap_add: item 1: expected a capability name like NET_ADMIN, "
                    "got \"\"");
-  user_file_fails ("{ \"singularity\": { \"bind\": [\"data:/data\"] } }",
-                   "singularity.bind: item 1: expected SOURCE[:DEST[:OPTIONS]] with "
+  user_file_fails ("{ \"singularity\": { \"binds\": [\"data:/data\"] } }",
+                   "singularity.binds: item 1: expected SOURCE[:DEST[:OPTIONS]] with "
                    "absolute paths, got \"data:/data\"");
   /* the message quotes what was written, not its expansion */
   user_file_fails ("{ \"local\": { \"binds\": [\"~/a:rel\"] } }",
@@ -894,6 +894,23 @@ test_file_map_errors (void **state)
 }
 
 /* ---- environment variables ---- */
+
+/* Apptainer is Singularity's new name: either selects the backend, which
+ * is called singularity from then on. */
+static void
+test_backend_alias (void **state)
+{
+  (void) state;
+  setenv ("AIRLOCK_BACKEND", "apptainer", 1);
+  struct airlock_config *c = load_ok ();
+  assert_string_equal (config_string (c, "backend"), "singularity");
+  config_free (c);
+  unsetenv ("AIRLOCK_BACKEND");
+  write_file (user_path, "{ \"backend\": \"apptainer\" }");
+  c = load_ok ();
+  assert_string_equal (config_string (c, "backend"), "singularity");
+  config_free (c);
+}
 
 static void
 test_env_errors (void **state)
@@ -1044,6 +1061,8 @@ sample (const char *key)
     { "ssh.known_hosts", "/kh" },
     { "ssh.config", "/c" },
     { "singularity.executable", "a" },
+    { "singularity.memory", "1G" },
+    { "singularity.cpus", "2" },
     { "singularity.cache_dir", "/sif" },
     { "daytona.target", "us" },
   };
@@ -1368,6 +1387,7 @@ main (int argc, char **argv)
     T (test_too_many_items),
     T (test_file_maps),
     T (test_file_map_errors),
+    T (test_backend_alias),
     T (test_env_errors),
     T (test_env_values),
     T (test_every_key_reads_its_env_var),
