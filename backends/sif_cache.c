@@ -271,19 +271,23 @@ sif_find_executable (const char *configured, const char *path_env,
             fail (err, "singularity.executable '%s': give an absolute path or a "
                   "name to look up in PATH", configured);
           else if (!executable_file (configured))
-            fail (err, "singularity.executable %s: not an executable file", configured);
+            fail (err, "singularity.executable %s: not an executable file (install "
+                  "Apptainer: https://apptainer.org/docs/admin/main/installation.html)",
+                  configured);
           else
             found = strdup (configured);
         }
       else if (!(found = search_path (configured, path_env)))
-        fail (err, "singularity.executable '%s' is not in PATH (%s)", configured,
-              path_env);
+        fail (err, "singularity.executable '%s' is not in PATH (%s): install "
+              "Apptainer (https://apptainer.org/docs/admin/main/installation.html) "
+              "or give its path", configured, path_env);
     }
   else if (!(found = search_path ("apptainer", path_env))
            && !(found = search_path ("singularity", path_env)))
     fail (err, "neither apptainer nor singularity is in PATH (%s): install "
-          "Apptainer (https://apptainer.org/docs/admin/main/installation.html) "
-          "or set singularity.executable to its path", path_env);
+          "Apptainer (https://apptainer.org/docs/admin/main/installation.html), "
+          "load its module (`module load apptainer` on many clusters), or set "
+          "singularity.executable to its path", path_env);
   if (found)
     {
       const char *base = strrchr (found, '/') + 1;

@@ -52,6 +52,7 @@
 #include "monotonic_ms.h"
 #include "posture.h"
 #include "protected_paths.h"
+#include "sif_cache.h"
 #include "singularity_argv.h"
 #include "supervisor_client.h"
 #include "xprintf.h"
@@ -289,29 +290,6 @@ last_line (char *text)
 
 /* ---- the executable and its version ---- */
 
-static char *
-search_path (const char *name)
-{
-  /* A path as it is: `singularity` is often a symlink to `apptainer`,
-   * which then behaves as Singularity. */
-  if (strchr (name, '/'))
-    return name[0] == '/' && access (name, X_OK) == 0 ? strdup (name) : NULL;
-  const char *path = getenv ("PATH");
-  if (!path || !*path)
-    path = "/usr/local/bin:/usr/bin:/bin";
-  for (const char *p = path; *p;)
-    {
-      size_t n = strcspn (p, ":");
-      char *cand = n ? xprintf ("%.*s/%s", (int) n, p, name) : NULL;
-      struct stat st;
-      if (cand && stat (cand, &st) == 0 && S_ISREG (st.st_mode) && access (cand, X_OK) == 0)
-        return cand;
-      free (cand);
-      p += n + (p[n] == ':');
-    }
-  return NULL;
-}
-
 /* Versions read, once per executable path for the daemon's life. */
 static struct {
   char *path;
@@ -347,33 +325,6 @@ version_of (const char *exe, char *const *envp, struct sg_version *v, char **err
         break;
       }
   return 0;
-}
-
-static char *
-find_executable (const char *configured, char **err)
-{
-  if (configured)
-    {
-      char *p = search_path (configured);
-      if (!p)
-        *err = xprintf ("singularity.executable %s: %s (install Apptainer: "
-                        INSTALL_HINT ", or set singularity.executable to its path)",
-                        configured,
-                        configured[0] != '/' && strchr (configured, '/')
-                            ? "a path must be absolute"
-                        : strchr (configured, '/') ? strerror (errno)
-                                                   : "not found in PATH");
-      return p;
-    }
-  char *p = search_path ("apptainer");
-  if (!p)
-    p = search_path ("singularity");
-  if (!p)
-    *err = xprintf ("neither apptainer nor singularity is in PATH (%s): install "
-                    "Apptainer (" INSTALL_HINT "), load its module (`module load "
-                    "apptainer` on many clusters), or set singularity.executable",
-                    getenv ("PATH") ? getenv ("PATH") : "unset");
-  return p;
 }
 
 /* ---- directories ---- */
@@ -489,24 +440,6 @@ listen_close (struct backend_session *s)
 
 /* ---- the image ---- */
 
-/* "SIF_MAGIC" at byte 32: the SIF global header. */
-static bool
-has_sif_magic (const char *path)
-{
-  char buf[41] = "";
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  bool ok = fd >= 0 && pread (fd, buf, 9, 32) == 9 && !memcmp (buf, "SIF_MAGIC", 9);
-  if (fd >= 0)
-    close (fd);
-  return ok;
-}
-
-#if defined(__has_include)
-#if __has_include("sif_cache.h")
-#define HAVE_SIF_CACHE 1
-#include "sif_cache.h"
-#endif
-#endif
 
 /* A reference (docker://, oras://, library://) as a SIF of the cache
  * (backends/sif_cache.h).  0 with *sif, or -1 with *err. */
@@ -514,7 +447,6 @@ static int
 image_from_cache (const struct singularity_session_options *o, struct backend_session *s,
                   char **sif, char **err)
 {
-#ifdef HAVE_SIF_CACHE
   struct sif_cache_options co = {
     .exe = s->exe,
     .kind = s->ver.kind == SG_APPTAINER ? "apptainer" : "singularity",
@@ -535,14 +467,6 @@ image_from_cache (const struct singularity_session_options *o, struct backend_se
       return -1;
     }
   return 0;
-#else
-  (void) s;
-  (void) sif;
-  *err = xprintf ("singularity.image %s: this build has no SIF cache to convert "
-                  "references with; build a SIF yourself (apptainer build x.sif %s) "
-                  "and set singularity.image to its path", o->image, o->image);
-  return -1;
-#endif
 }
 
 /* The image as instance start takes it: a local SIF or directory as it
@@ -562,6 +486,7 @@ resolve_image (const struct singularity_session_options *o, struct backend_sessi
                       "docker://, oras:// or library:// reference", o->image);
       return -1;
     }
+  char *bad = NULL;
   char *path = o->image[0] == '/' ? strdup (o->image) : xprintf ("%s/%s", o->workdir, o->image);
   char *real = path ? realpath (path, NULL) : NULL;
   struct stat st;
@@ -569,9 +494,10 @@ resolve_image (const struct singularity_session_options *o, struct backend_sessi
     *err = xprintf ("singularity.image %s: %s (a .sif file, an unpacked sandbox "
                     "directory, or a docker:// reference)", path ? path : o->image,
                     strerror (errno));
-  else if (!S_ISDIR (st.st_mode) && !(S_ISREG (st.st_mode) && has_sif_magic (real)))
-    *err = xprintf ("singularity.image %s is not a SIF image (no SIF header) nor a "
-                    "directory", real);
+  else if (!S_ISDIR (st.st_mode) && (!S_ISREG (st.st_mode) || (bad = sif_check_file (real, 0))))
+    *err = xprintf ("singularity.image %s is not a SIF image (%s) nor a directory",
+                    real, bad ? bad : "not a regular file");
+  free (bad);
   free (path);
   if (*err)
     {
@@ -1161,9 +1087,7 @@ sg_close (struct backend_session *s)
           close (parent);
         }
     }
-#ifdef HAVE_SIF_CACHE
   sif_cache_unpin (s->pin); /* the instance is gone: evictable again */
-#endif
   if (s->ep >= 0)
     close (s->ep);
   sg_argv_free (s->child_env);
@@ -1227,7 +1151,8 @@ static int
 prepare (struct backend_session *s, const struct singularity_session_options *o,
          struct bind_list *binds, char **image, char **err)
 {
-  if (!(s->exe = find_executable (o->executable, err)))
+  const char *kind_by_name; /* the version line says which it is */
+  if (!(s->exe = sif_find_executable (o->executable, NULL, &kind_by_name, err)))
     return -1;
   char *base = xprintf ("%s/singularity", o->owner_id);
   int rc = base ? own_dir (base, 0700, err) : -1;
