@@ -35,11 +35,14 @@ teardown () {
 al () { as_user timeout -k 5 120 "$AIRLOCK" "$@"; }
 api () { printf '%s\n' "$@" | as_user timeout -k 5 120 "$AIRLOCK" serve; }
 
-# The user config file of this test (JSON), for lists and maps.
+# The user config file of this test (JSON), for lists and maps: in a
+# directory of its own (airlock's configuration directory, which no
+# sandbox may see, is the file's).
 config () {
-  printf '%s\n' "$1" > "$D/config.json"
-  chmod 0644 "$D/config.json"
-  EXTRA_ENV+=" AIRLOCK_CONFIG=$D/config.json"
+  mkdir -p "$D/cfg"
+  printf '%s\n' "$1" > "$D/cfg/config.json"
+  chmod 0644 "$D/cfg/config.json"
+  EXTRA_ENV+=" AIRLOCK_CONFIG=$D/cfg/config.json"
 }
 
 # Python over the stand-in's log: L is the list of records, then $1 runs.
@@ -261,7 +264,7 @@ for l in L:
 @test "singularity: the posture: container, apptainer, no network" {
   run api '{"id":1,"op":"open","session":"s","workdir":"'"$WORK"'"}' '{"id":2,"op":"close","session":"s"}'
   [ "$status" -eq 0 ]
-  printf '%s\n' "$output" | grep '"id":1' | python3 -c '
+  printf '%s\n' "$output" | grep '"id":1,"ok"' | python3 -c '
 import json, sys
 r = json.loads(sys.stdin.readline())
 assert r["ok"], r
