@@ -6,14 +6,17 @@
 # the helper in each privilege mode (unprivileged user namespaces, setuid
 # root, file capabilities), the README's demo, the build tests, a few rounds
 # of `make bench`; (2) a fuzz smoke run under ASan+UBSan, the docker suites,
-# the ssh suites against a real sshd on 127.0.0.1 (tests/ssh/sshd.sh), then
-# the local suites again with an ASan+UBSan build.
+# the ssh suites against a real sshd on 127.0.0.1 (tests/ssh/sshd.sh), the
+# singularity suites on the Apptainer stand-in (tests/doubles/apptainer),
+# then the local suites again with an ASan+UBSan build.
 # Needs root: it creates test users and installs a setuid helper into a
 # private 0755 prefix (CI's clone may sit where the test user cannot enter).
 # Knobs: TEST_USER, OTHER_USER (BACKENDS_TEST_USER, BACKENDS_OTHER_USER:
 # stream 2's, by default the same with a "b" appended), MODES, SUITES,
-# ASAN_SUITES, DOCKER_SUITES, SSH_SUITES, ONCE_SUITES (" " or "" for none),
-# SKIP_ASAN=1, FUZZ_SECONDS, PARALLEL=0 (one stream after the other).
+# ASAN_SUITES, DOCKER_SUITES, SSH_SUITES, SINGULARITY_SUITES, ONCE_SUITES
+# (" " or "" for none), SINGULARITY_MODE (its privilege mode, default
+# unprivileged), SKIP_ASAN=1, FUZZ_SECONDS, PARALLEL=0 (one stream after the
+# other).
 # Ends with one line: "N passed, N failed, N skipped".
 set -u
 cd "$(dirname "$0")/.."
@@ -21,7 +24,7 @@ ROOT=$(pwd)
 BUILDDIR=${BUILDDIR:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 MODES=${MODES:-unprivileged setuid caps}
-SUITES=${SUITES:-sandbox run limits hostile protect session sessions files spool hygiene lifecycle api doctest policy install}
+SUITES=${SUITES:-sandbox run limits hostile protect session sessions files spool hygiene lifecycle api doctest policy install standin}
 ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile protect session sessions files spool hygiene lifecycle api policy}
 # Suites that do not depend on the privilege mode: in the first mode only.
 ONE_MODE_SUITES=${ONE_MODE_SUITES-cache}
@@ -129,6 +132,11 @@ prepare_stream () { # T, test user, other user
   install -m 0755 "$BUILDDIR/airlock-session-driver" "$T/airlock-session-driver"
   install -m 0755 tests/spool_client.py "$T/spool_client.py"
   chown -R "$TEST_USER" "$WORK"
+  # The Apptainer stand-in (tests/doubles/README.md), where the test user
+  # can run it: `apptainer` and its `singularity` symlink.
+  cp -a tests/doubles "$T/doubles"
+  chmod -R a+rX "$T/doubles"
+  export STANDIN_DIR="$T/doubles"
 
   # A busybox root for --rootfs, owned by the test user.
   export ROOTFS="$T/rootfs"
@@ -297,6 +305,50 @@ stream_backends () {
     tests/ssh/sshd.sh remove "$T/sshd"
   fi
 
+  # The singularity backend on the Apptainer stand-in (Debian packages
+  # neither Apptainer nor Singularity): tests/doubles/apptainer first in
+  # PATH, its instances in airlock's own local sandbox (in one privilege
+  # mode, SINGULARITY_MODE), the session image a SIF it built.  A suite
+  # that does not exist (on a branch without it) is left out, and says so.
+  if [ -n "$SINGULARITY_SUITES" ] && [ ! -f backends/singularity_session.c ]; then
+    section "singularity: this tree has no singularity backend (yet): not run"
+  elif [ -n "$SINGULARITY_SUITES" ]; then
+    section "singularity: the Apptainer stand-in and its image"
+    use_release_prefix
+    export MODE=$SINGULARITY_MODE
+    case $MODE in
+      unprivileged) ;;
+      setuid|caps) export AIRLOCK_HELPER="$T/prefix/libexec/airlock/airlock-helper-$MODE" ;;
+      *) echo "SINGULARITY_MODE is unprivileged, setuid or caps, not $MODE"
+         result singularity 1; SINGULARITY_SUITES= ;;
+    esac
+    export SINGULARITY_IMAGE="$T/singularity/airlock-test.sif"
+    mkdir -p "$T/singularity"
+    chown "$TEST_USER" "$T/singularity"
+    local sing_path="$STANDIN_DIR:/usr/local/bin:/usr/bin:/bin" sing_env
+    if (cd / && runuser -u "$TEST_USER" -- env -i PATH="$sing_path" HOME="$TEST_HOME" \
+          timeout -k 5 60 apptainer build "$SINGULARITY_IMAGE" docker://debian:bookworm-slim) \
+          > "$T/singularity.log" 2>&1; then
+      echo "$("$STANDIN_DIR/apptainer" --version) (the stand-in), image $SINGULARITY_IMAGE, $MODE mode"
+      sing_env="PATH=$sing_path STANDIN_AIRLOCK=$AIRLOCK AIRLOCK_SINGULARITY_IMAGE=$SINGULARITY_IMAGE AIRLOCK_SINGULARITY_MOUNT_WORKDIR=true"
+      for suite in $SINGULARITY_SUITES; do
+        if [ ! -f "tests/$suite.bats" ]; then
+          echo "singularity: tests/$suite.bats does not exist (yet): not run"
+          continue
+        fi
+        section "singularity: $suite.bats (BACKEND=singularity)"
+        run_bats "singularity $suite" "$suite" BACKEND=singularity BACKEND_ENV="$sing_env"
+      done
+    else
+      echo "FAILED: the stand-in could not build the test image:"
+      tail -n 20 "$T/singularity.log"
+      result "singularity: the test image" 1
+    fi
+    # Instances the suites left (each is the stand-in's airlock run).
+    (cd / && runuser -u "$TEST_USER" -- env -i PATH="$sing_path" HOME="$TEST_HOME" \
+      timeout -k 5 60 apptainer instance stop --all --force) > /dev/null 2>&1
+  fi
+
   # The local suites again with an ASan+UBSan build of broker and helper
   # (the unprivileged mode only: a sanitizer runtime has no place in a
   # setuid binary).  In this stream, whose other parts are shorter.
@@ -328,6 +380,8 @@ BACKENDS_TEST_USER=${BACKENDS_TEST_USER:-${TEST_USER}b}
 BACKENDS_OTHER_USER=${BACKENDS_OTHER_USER:-${OTHER_USER}b}
 DOCKER_SUITES=${DOCKER_SUITES-sessions files spool hygiene lifecycle api docker}
 SSH_SUITES=${SSH_SUITES-sessions spool hygiene lifecycle api ssh files}
+SINGULARITY_SUITES=${SINGULARITY_SUITES-sessions singularity files}
+SINGULARITY_MODE=${SINGULARITY_MODE:-unprivileged}
 export BUILDDIR FUZZ_SECONDS
 
 TOP=$T # each stream sets T to its own directory under it
