@@ -274,3 +274,40 @@ assert p["isolation"]["kind"] == "container", p
 assert p["isolation"]["network"] == "none", p
 assert {"mount", "pid", "ipc", "net"} <= set(p["isolation"]["namespaces"]), p'
 }
+
+@test "singularity: two daemons open one docker:// image at once: one build; a cached SIF corrupted behind its back is rebuilt at the next open, with a notice" {
+  cdir="$D/cache"
+  mkdir -m 0700 "$cdir"
+  chown "$TEST_USER" "$cdir"
+  rd2="$RUNDIR-2"
+  mkdir -p "$rd2" && chown "$TEST_USER" "$rd2" && chmod 0700 "$rd2"
+  EXTRA_ENV+=" AIRLOCK_SINGULARITY_CACHE_DIR=$cdir AIRLOCK_SINGULARITY_DISK_FLOOR=1M"
+  EXTRA_ENV+=" AIRLOCK_SINGULARITY_IMAGE=docker://registry.invalid/once:1 STANDIN_APPTAINER_BUILD_DELAY=2"
+  al session open a > "$D/a.out" 2>&1 &
+  pa=$!
+  EXTRA_ENV+=" XDG_RUNTIME_DIR=$rd2" al session open b > "$D/b.out" 2>&1 &
+  pb=$!
+  wait $pa || { cat "$D/a.out"; false; }
+  wait $pb || { cat "$D/b.out"; false; }
+  cat "$D/a.out" "$D/b.out"
+  run al exec a -- 'echo a-ok'
+  [ "$output" = a-ok ]
+  EXTRA_ENV+=" XDG_RUNTIME_DIR=$rd2" run al exec b -- 'echo b-ok'
+  [ "$output" = b-ok ]
+  log_py 'assert len(cmd("build")) == 1, [l["argv"] for l in cmd("build")]'
+  al session close a
+  EXTRA_ENV+=" XDG_RUNTIME_DIR=$rd2" al session close b
+  EXTRA_ENV+=" XDG_RUNTIME_DIR=$rd2" al daemon stop || true
+  # The scratch cleanup of a cluster, or a bad copy: the header is gone.
+  sif=$(ls "$cdir"/*.sif)
+  [ "$(echo $sif | wc -w)" = 1 ]
+  printf 'garbage' | dd of="$sif" bs=1 seek=32 conv=notrunc status=none
+  run al session open c
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"corrupt"*"rebuilding"* ]]
+  run al exec c -- 'echo c-ok'
+  [ "$output" = c-ok ]
+  al session close c
+  log_py 'assert len(cmd("build")) == 2, [l["argv"] for l in cmd("build")]'
+}
