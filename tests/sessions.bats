@@ -266,7 +266,7 @@ got hello
   run api 'this is not json' '[1,2]' '{"id":1}' '{"id":2,"op":42}' '{"id":3,"op":"fly"}' \
           '{"id":4,"op":"exec","session":"nope","command":"true"}' \
           '{"id":5,"op":"exec","session":7}' '{"id":6,"op":"ping"}{"id":9}' \
-          '{"id":10,"op":"open","session":"x"}' '{"id":11,"op":"ping"}'
+          '{"id":10,"op":"open","workdir":"/tmp"}' '{"id":11,"op":"ping"}'
   [ "$status" -eq 0 ]
   echo "$output"
   [[ "${lines[0]}" == *'"code":"bad_json"'* ]]
@@ -277,7 +277,7 @@ got hello
   [[ "${lines[5]}" == *'"code":"no_session"'* ]]
   [[ "${lines[6]}" == *'"code":"wrong_type"'*session* ]]
   [[ "${lines[7]}" == *'"code":"bad_json"'*"one JSON object per line"* ]]
-  [[ "${lines[8]}" == *'"id":10'*'"code":"missing_field"'*workdir* ]]
+  [[ "${lines[8]}" == *'"id":10'*'"code":"missing_field"'*session* ]]
   [[ "${lines[9]}" == *'"id":11,"ok":true'* ]]
 }
 
