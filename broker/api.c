@@ -267,17 +267,10 @@ valid_name (const char *n)
   return true;
 }
 
-struct open_progress
+void
+api_progress (void *ctx, const char *line)
 {
-  struct client *c;
-  const cJSON *id;
-};
-
-/* A progress event of an open that takes long (an image pull). */
-static void
-open_progress (void *ctx, const char *line)
-{
-  struct open_progress *p = ctx;
+  struct api_progress *p = ctx;
   cJSON *ev = cJSON_CreateObject ();
   if (p->id)
     cJSON_AddItemToObject (ev, "id", cJSON_Duplicate (p->id, true));
@@ -525,11 +518,11 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
   ds->name = strdup (name);
   ds->backend = strdup (config_string (ds->cfg, "backend"));
   ds->config_hash = config_hash (ds->cfg);
-  struct open_progress prog = { c, id };
+  struct api_progress prog = { c, id };
   struct backend_open_request orq = { .cfg = ds->cfg, .backend = ds->backend,
                                       .session = name, .workdir = real,
                                       .owner_id = d->dir,
-                                      .progress = open_progress,
+                                      .progress = api_progress,
                                       .progress_ctx = &prog };
   struct backend_opened bo;
   struct backend_reach reach = { 0 };

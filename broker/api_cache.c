@@ -11,24 +11,6 @@
 #include "config.h"
 #include "sif_options.h"
 
-struct cache_progress
-{
-  struct client *c;
-  const cJSON *id;
-};
-
-static void
-cache_progress (void *ctx, const char *line)
-{
-  struct cache_progress *p = ctx;
-  cJSON *ev = cJSON_CreateObject ();
-  if (p->id)
-    cJSON_AddItemToObject (ev, "id", cJSON_Duplicate (p->id, true));
-  cJSON_AddStringToObject (ev, "event", "progress");
-  cJSON_AddStringToObject (ev, "message", line);
-  client_send (p->c, ev);
-  client_flush (p->c);
-}
 
 static void
 cache_ls (struct client *c, const cJSON *id, const struct sif_options *so)
@@ -118,14 +100,14 @@ api_op_cache (struct daemon *d, struct client *c, const cJSON *req, const cJSON 
       config_free (cfg);
       return;
     }
-  struct cache_progress p = { c, id };
+  struct api_progress p = { c, id };
   if (!strcmp (action, "ls"))
     cache_ls (c, id, &so);
   else if (prune)
     {
       size_t removed = 0;
       uint64_t freed = 0;
-      if (sif_cache_prune (&so.o, cJSON_IsTrue (all), cache_progress, &p, &removed,
+      if (sif_cache_prune (&so.o, cJSON_IsTrue (all), api_progress, &p, &removed,
                            &freed, &err) < 0)
         send_error (c, id, "cache_error", "%s", err ? err : "out of memory");
       else
@@ -140,7 +122,7 @@ api_op_cache (struct daemon *d, struct client *c, const cJSON *req, const cJSON 
     {
       char *path = NULL;
       bool built = false;
-      if (sif_cache_fetch (&so.o, image, cache_progress, &p, &path, &built, &err) < 0)
+      if (sif_cache_fetch (&so.o, image, api_progress, &p, &path, &built, &err) < 0)
         send_error (c, id, "cache_error", "%s", err ? err : "out of memory");
       else
         {

@@ -63,4 +63,14 @@ void api_approval_client_gone (struct daemon *d, struct client *c);
 void api_approval_session_gone (struct daemon *d, struct session *s);
 bool api_approval_waiting (struct client *c);
 
+/* Progress of a long request (an image pull, a SIF build): an event
+ * {"id":…,"event":"progress","message":line} to the client at once.
+ * ctx is a struct api_progress. */
+struct api_progress
+{
+  struct client *c;
+  const cJSON *id;
+};
+void api_progress (void *ctx, const char *line);
+
 #endif
