@@ -81,8 +81,8 @@ BROKER_LIBS := -lunistring
 HELPER_SRCS := $(wildcard helper/*.c)
 BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_session.c backends/supervisor_protocol.c backends/supervisor_client.c \
                 backends/xprintf.c backends/posture.c backends/cgroup_oom.c backends/size_text.c \
-                backends/sif_cache.c \
-                $(sort $(wildcard backends/docker*.c)) $(sort $(wildcard backends/ssh*.c)) \
+                backends/sif_cache.c backends/http_body.c \
+                $(sort $(wildcard backends/docker*.c)) $(sort $(wildcard backends/daytona*.c)) $(sort $(wildcard backends/ssh*.c)) \
                 $(sort $(wildcard backends/singularity*.c))
 POLICY_SRCS := $(sort $(wildcard policy/*.c))
 # What both programs have: configuration, the runtime directory, the
@@ -187,7 +187,7 @@ $(BUILDDIR)/airlock-hostile: tests/hostile.c helper/protocol.c helper/protocol.h
 
 # (the driver drives a local session: the docker sources need libcurl, the
 # SIF cache and the singularity backend cJSON and policy/.)
-DRIVER_SRCS := $(filter-out backends/docker% backends/ssh% backends/sif_cache% backends/singularity%,$(BACKEND_SRCS))
+DRIVER_SRCS := $(filter-out backends/docker% backends/daytona% backends/ssh% backends/sif_cache% backends/singularity%,$(BACKEND_SRCS))
 $(BUILDDIR)/airlock-session-driver: tests/session_driver.c $(DRIVER_SRCS) helper/protocol.c $(wildcard backends/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' -o $@ \
@@ -223,7 +223,10 @@ UNIT_TESTS += protected_paths
 UNIT_SRCS_protected_paths := policy/protected_paths.c policy/xalloc.c
 # backends/docker: the Engine API client against an in-process fake socket.
 UNIT_TESTS += docker_engine
-UNIT_SRCS_docker_engine := backends/docker_engine.c backends/xprintf.c backends/docker_seccomp.c
+UNIT_SRCS_docker_engine := backends/docker_engine.c backends/http_body.c backends/xprintf.c backends/docker_seccomp.c
+# backends/daytona_http: the Daytona client against an in-process HTTP server.
+UNIT_TESTS += daytona_http
+UNIT_SRCS_daytona_http := backends/daytona_http.c backends/http_body.c backends/xprintf.c
 # backends/sif_cache: records, checks, LRU and the floor, with a fake build.
 UNIT_TESTS += sif_cache
 UNIT_SRCS_sif_cache := backends/sif_cache.c backends/size_text.c backends/xprintf.c \

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* How the client proves who it is: an API key (Authorization: Bearer),
  * or a JWT with its organization (X-Daytona-Organization-ID). */
@@ -102,5 +103,13 @@ char *daytona_error_text (const struct daytona_http *h, struct daytona_reply *r,
 
 /* A query value escaped for a URL (malloc'd). */
 char *daytona_http_escape (const char *s);
+
+/* The retry policy's parts, exposed for unit tests.  A Retry-After
+ * header's value (delta seconds or an HTTP date, read against now) in
+ * ms, capped at 60 s; -1 when it is neither. */
+long long daytona_retry_after_ms (const char *value, time_t now);
+/* The wait before retry number attempt (1: after the first failure):
+ * 200 ms doubling to 5 s, +-25 % jitter drawn from *seed. */
+unsigned daytona_backoff_ms (unsigned attempt, unsigned *seed);
 
 #endif

@@ -2,6 +2,7 @@
 /* The Docker Engine API client (see docker_engine.h). */
 #define _GNU_SOURCE
 #include "docker_engine.h"
+#include "http_body.h"
 #include "xprintf.h"
 
 #include <curl/curl.h>
@@ -88,65 +89,10 @@ connect_error (const char *socket, int err)
                   err ? strerror (err) : "unknown error");
 }
 
-struct sink {
-  char *buf;
-  size_t len, cap;
-  bool too_big;
-  /* line mode (pulls) */
-  void (*on_line) (void *ctx, const char *line);
-  void *ctx;
-  size_t line_start;
-};
-
-static size_t
-sink_write (char *data, size_t size, size_t n, void *userdata)
-{
-  struct sink *s = userdata;
-  size_t total = size * n;
-  if (s->len + total + 1 > BODY_MAX)
-    {
-      if (!s->on_line)
-        {
-          s->too_big = true;
-          return 0;
-        }
-      /* A stream of lines: keep only the unfinished one. */
-      memmove (s->buf, s->buf + s->line_start, s->len - s->line_start);
-      s->len -= s->line_start;
-      s->line_start = 0;
-      if (s->len + total + 1 > BODY_MAX)
-        {
-          s->too_big = true;
-          return 0;
-        }
-    }
-  if (s->len + total + 1 > s->cap)
-    {
-      size_t cap = (s->len + total + 1) * 2;
-      char *p = realloc (s->buf, cap);
-      if (!p)
-        return 0;
-      s->buf = p;
-      s->cap = cap;
-    }
-  memcpy (s->buf + s->len, data, total);
-  s->len += total;
-  s->buf[s->len] = '\0';
-  if (s->on_line)
-    for (char *nl; (nl = memchr (s->buf + s->line_start, '\n', s->len - s->line_start));)
-      {
-        *nl = '\0';
-        s->on_line (s->ctx, s->buf + s->line_start);
-        *nl = '\n';
-        s->line_start = (size_t) (nl + 1 - s->buf);
-      }
-  return total;
-}
-
 static int
 perform (struct docker_engine *e, const char *method, const char *path,
          const void *body, size_t len, const char *content_type,
-         struct sink *sink, long timeout_s, struct docker_response *r,
+         struct http_body *sink, long timeout_s, struct docker_response *r,
          char **err)
 {
   *r = (struct docker_response){ 0 };
@@ -172,7 +118,7 @@ perform (struct docker_engine *e, const char *method, const char *path,
   curl_easy_setopt (c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt (c, CURLOPT_CONNECTTIMEOUT, 10L);
   curl_easy_setopt (c, CURLOPT_TIMEOUT, timeout_s);
-  curl_easy_setopt (c, CURLOPT_WRITEFUNCTION, sink_write);
+  curl_easy_setopt (c, CURLOPT_WRITEFUNCTION, http_body_write);
   curl_easy_setopt (c, CURLOPT_WRITEDATA, sink);
   if (body)
     {
@@ -215,7 +161,7 @@ docker_call_raw (struct docker_engine *e, const char *method, const char *path,
                  const void *body, size_t len, const char *content_type,
                  struct docker_response *r, char **err)
 {
-  struct sink sink = { 0 };
+  struct http_body sink = { .max = BODY_MAX };
   return perform (e, method, path, body, len, content_type, &sink,
                   CALL_TIMEOUT_S, r, err);
 }
@@ -242,7 +188,7 @@ docker_call_lines (struct docker_engine *e, const char *method,
                    void (*on_line) (void *ctx, const char *line), void *ctx,
                    struct docker_response *r, char **err)
 {
-  struct sink sink = { .on_line = on_line, .ctx = ctx };
+  struct http_body sink = { .max = BODY_MAX, .on_line = on_line, .ctx = ctx };
   return perform (e, method, path, NULL, 0, NULL, &sink, 0, r, err);
 }
 

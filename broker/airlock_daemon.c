@@ -5,6 +5,7 @@
  * (airlock.c, which links libc and cJSON only) runs it for those, and
  * starts it when it needs the daemon; it keeps the name it was called by,
  * so that ps shows "airlock daemon". */
+#include <curl/curl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,13 @@ daemon_command (int argc, char **argv)
   const char *env = getenv ("AIRLOCK_DAEMON_IDLE_EXIT");
   if (env && *env)
     idle = atoi (env);
+  /* Once, before any thread: the daytona backend's workers use libcurl,
+   * whose global set-up is not thread-safe. */
+  if (curl_global_init (CURL_GLOBAL_DEFAULT) != CURLE_OK)
+    {
+      fputs ("airlock daemon: cannot initialise libcurl\n", stderr);
+      return 1;
+    }
   return daemon_main (idle);
 }
 
