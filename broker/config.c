@@ -201,6 +201,19 @@ ok_line (char *s)
   return true;
 }
 
+/* KEY=VALUE of a Daytona label; airlock.* is airlock's own. */
+static bool
+ok_label (char *s)
+{
+  char *eq = strchr (s, '=');
+  if (!eq || eq == s || !strncmp (s, "airlock.", 8))
+    return false;
+  for (char *p = s; *p; p++)
+    if (iscntrl ((unsigned char) *p) || (p < eq && isspace ((unsigned char) *p)))
+      return false;
+  return true;
+}
+
 static const struct check SIZE
     = { ok_size, "a size like 512M or 2G", "size" };
 static const struct check MEMORY
@@ -228,6 +241,8 @@ static const struct check SSH_OPTION
     = { ok_ssh_option, "an ssh option like ServerAliveInterval=5", "Key=Value" };
 static const struct check LINE
     = { ok_line, "a non-empty path on one line", "path" };
+static const struct check LABEL
+    = { ok_label, "KEY=VALUE (a key not starting with airlock.)", "KEY=VALUE" };
 static const struct check ARGV_WORD
     = { ok_argv_word, "a non-empty name without spaces, not starting with -",
         "no spaces, no leading -" };
@@ -544,15 +559,65 @@ static const struct cfg_key keys[] = {
 
   { .key = "daytona.api_url", .type = T_STRING,
     .sdef = "https://app.daytona.io/api", .check = &URL,
-    .doc = "Daytona API endpoint." },
-  { .key = "daytona.image", .type = T_STRING, .sdef = "debian:bookworm-slim",
-    .doc = "Image of the sandbox." },
-  { .key = "daytona.target", .type = T_STRING,
-    .doc = "Region, e.g. `us`; unset: the organization's default." },
+    .doc = "Daytona API endpoint.  Not set in a file or `AIRLOCK_DAYTONA_API_URL`: "
+           "`DAYTONA_API_URL` from the environment of the client that opens the "
+           "session (or the deprecated `DAYTONA_SERVER_URL`), else this default." },
   { .key = "daytona.api_key_env", .type = T_STRING,
     .sdef = "DAYTONA_API_KEY", .check = &VAR_NAME,
-    .doc = "Name of the environment variable holding the API key; the key "
-           "itself is never in the config." },
+    .doc = "Name of the environment variable holding the API key (sent as a "
+           "bearer token, only in a request header); the key itself is never "
+           "in the config.  Without it: `DAYTONA_JWT_TOKEN` with "
+           "`DAYTONA_ORGANIZATION_ID`." },
+  { .key = "daytona.target", .type = T_STRING, .check = &ARGV_WORD,
+    .doc = "Region, e.g. `us`; unset: `DAYTONA_TARGET` from the environment, "
+           "else the organization's default." },
+  { .key = "daytona.image", .type = T_STRING, .sdef = "debian:bookworm-slim",
+    .check = &ARGV_WORD,
+    .doc = "Image of the sandbox (built by Daytona as `FROM image`); it must "
+           "contain `bash`.  Ignored when daytona.snapshot is set." },
+  { .key = "daytona.snapshot", .type = T_STRING, .check = &ARGV_WORD,
+    .doc = "A Daytona snapshot (name or id) to create the sandbox from, instead "
+           "of daytona.image; faster to start.  Daytona refuses resources with a "
+           "snapshot: daytona.cpus, memory and disk must then be unset." },
+  { .key = "daytona.cpus", .type = T_INT, .idef = 0, .min = 0, .max = 256,
+    .doc = "CPU cores of the sandbox; 0: Daytona's default.  Image only." },
+  { .key = "daytona.memory", .type = T_STRING, .check = &SIZE,
+    .doc = "Memory of the sandbox, rounded up to whole GiB; unset: Daytona's "
+           "default.  Image only." },
+  { .key = "daytona.disk", .type = T_STRING, .check = &SIZE,
+    .doc = "Disk of the sandbox, rounded up to whole GiB; unset: Daytona's "
+           "default.  Image only." },
+  { .key = "daytona.env", .type = T_MAP, .check_key = &VAR_NAME,
+    .flags = F_HIDE,
+    .doc = "Environment variables of the sandbox (sent in the create request's "
+           "body); `airlock config show` hides the values." },
+  { .key = "daytona.forward_env", .type = T_LIST, .check = &VAR_NAME,
+    .doc = "Names of environment variables passed from the caller into the "
+           "sandbox's environment." },
+  { .key = "daytona.labels", .type = T_LIST, .check = &LABEL,
+    .doc = "Extra labels of the sandbox, `KEY=VALUE` each (airlock's own, "
+           "`airlock.owner` and `airlock.session`, are always set)." },
+  { .key = "daytona.auto_stop", .type = T_INT, .idef = 0, .min = 0, .max = 30 * 1440,
+    .doc = "Minutes of inactivity after which Daytona stops the sandbox; 0: "
+           "never.  A stop kills the commands running in it (the session is then "
+           "lost), so set it only to bound the cost of forgotten sessions." },
+  { .key = "daytona.auto_archive", .type = T_INT, .idef = 0, .min = 0,
+    .max = 30 * 1440,
+    .doc = "Minutes a stopped sandbox stays before Daytona archives it (cheaper "
+           "storage, slower to start); 0: Daytona's default (7 days)." },
+  { .key = "daytona.keep", .type = T_BOOL, .bdef = false,
+    .doc = "false: the sandbox is deleted when the session closes; true: only "
+           "stopped, and the next open of a session of the same name reuses it "
+           "(started again, or restored when archived).  A stopped sandbox still "
+           "costs its disk." },
+  { .key = "daytona.start_timeout", .type = T_INT, .idef = 300, .min = 10,
+    .max = 3600,
+    .doc = "Seconds creating (building the image) and starting the sandbox may "
+           "take; then the open fails and a sandbox it created is deleted." },
+  { .key = "daytona.workdir", .type = T_STRING, .check = &LINE,
+    .doc = "Working directory of the session in the sandbox; unset: the "
+           "toolbox's work directory (the image's WORKDIR, else the home "
+           "directory)." },
 };
 
 #define N_KEYS (sizeof keys / sizeof keys[0])
@@ -1451,7 +1516,7 @@ config_client_env (const struct airlock_config *loaded)
       free (name);
     }
   /* What backends read of the caller's environment: DOCKER_HOST, and the
-   * variables docker.forward_env and singularity.forward_env name (from the caller's own settings;
+   * variables docker.forward_env, singularity.forward_env and daytona.forward_env name (from the caller's own settings;
    * a broken config is said by the daemon, not here). */
   add_client_var (o, "DOCKER_HOST");
   char *err = NULL;
@@ -1461,6 +1526,17 @@ config_client_env (const struct airlock_config *loaded)
   for (const char *const *f = c ? config_list (c, "docker.forward_env") : NULL; f && *f; f++)
     add_client_var (o, *f);
   for (const char *const *f = c ? config_list (c, "singularity.forward_env") : NULL; f && *f; f++)
+    add_client_var (o, *f);
+  /* Daytona's: where, and with what credential (to the user's own daemon,
+   * over its 0700 socket; never on a command line) */
+  static const char *const daytona_vars[]
+      = { "DAYTONA_API_KEY", "DAYTONA_JWT_TOKEN", "DAYTONA_ORGANIZATION_ID",
+          "DAYTONA_API_URL", "DAYTONA_SERVER_URL", "DAYTONA_TARGET", NULL };
+  for (const char *const *v = daytona_vars; *v; v++)
+    add_client_var (o, *v);
+  if (c && config_string (c, "daytona.api_key_env"))
+    add_client_var (o, config_string (c, "daytona.api_key_env"));
+  for (const char *const *f = c ? config_list (c, "daytona.forward_env") : NULL; f && *f; f++)
     add_client_var (o, *f);
   config_free (own);
   return o;

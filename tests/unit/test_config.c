@@ -1065,6 +1065,10 @@ sample (const char *key)
     { "singularity.cpus", "2" },
     { "singularity.cache_dir", "/sif" },
     { "daytona.target", "us" },
+    { "daytona.snapshot", "snap-1" },
+    { "daytona.memory", "2G" },
+    { "daytona.disk", "10G" },
+    { "daytona.workdir", "/home/daytona" },
   };
   for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++)
     if (!strcmp (samples[i][0], key))
