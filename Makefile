@@ -59,7 +59,7 @@ LINK        = $(CC) $(CFLAGS) $(LDFLAGS) $(LDHARDEN)
 BUILD_OPTIONS := $(BUILDDIR)/build-options
 BUILD_OPTION_VARS := VERSION PREFIX BINDIR LIBEXECDIR MANDIR DATADIR SYSCONFDIR \
                      HELPER_CONF HELPER_PATH SUPERVISOR_PATH DAEMON_PATH DEFAULT_RULES ADMIN_RULES \
-                     SYSTEM_CONFIG CC CPPFLAGS CFLAGS LDFLAGS HARDEN LDHARDEN
+                     SYSTEM_CONFIG CC CPPFLAGS CFLAGS LDFLAGS HARDEN LDHARDEN DAYTONA_FLAGS
 shell_quote = '$(subst ','\'',$(1))'
 $(BUILD_OPTIONS): FORCE
 	@mkdir -p $(@D)
@@ -79,6 +79,10 @@ BROKER_PKGS := libcjson libcurl libpcre2-8 libarchive nettle
 BROKER_LIBS := -lunistring
 
 HELPER_SRCS := $(wildcard helper/*.c)
+# The daytona backend's session layer (backends/daytona_session.c) is
+# written apart from its client: open_daytona serves sessions once it is
+# there, and says "not in this build" until then.
+DAYTONA_FLAGS := $(if $(wildcard backends/daytona_session.c),-DHAVE_DAYTONA_SESSION)
 BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_session.c backends/supervisor_protocol.c backends/supervisor_client.c \
                 backends/xprintf.c backends/posture.c backends/cgroup_oom.c backends/size_text.c \
                 backends/sif_cache.c backends/http_body.c \
@@ -157,7 +161,7 @@ $(BUILDDIR)/obj/broker-%.o: %.c $(wildcard helper/protocol.h broker/*.h backends
 	  -DHELPER_PATH='"$(HELPER_PATH)"' -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' \
 	  -DDAEMON_PATH='"$(DAEMON_PATH)"' -DAIRLOCK_SYSTEM_CONFIG='"$(SYSTEM_CONFIG)"' \
 	  -DAIRLOCK_DEFAULT_RULES='"$(DEFAULT_RULES)"' -DAIRLOCK_ADMIN_RULES='"$(ADMIN_RULES)"' \
-	  -c $< -o $@
+	  $(DAYTONA_FLAGS) -c $< -o $@
 
 $(BUILDDIR)/airlock-helper: $(HELPER_OBJS)
 	$(LINK) -o $@ $^ $(shell $(PKG) --libs $(HELPER_PKGS))

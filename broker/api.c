@@ -550,6 +550,13 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
       if (!strcmp (ds->backend, "singularity")
           && asprintf (&what, "image %s", config_string (ds->cfg, "singularity.image")) < 0)
         what = NULL;
+      if (!strcmp (ds->backend, "daytona")
+          && asprintf (&what, "Daytona %s %s",
+                       config_string (ds->cfg, "daytona.snapshot") ? "snapshot" : "image",
+                       config_string (ds->cfg, "daytona.snapshot")
+                           ? config_string (ds->cfg, "daytona.snapshot")
+                           : config_string (ds->cfg, "daytona.image")) < 0)
+        what = NULL;
       struct session_limits lim = {
         .timeout_sec = (uint32_t) config_int (ds->cfg, "exec.timeout"),
         .max_output_chars = (size_t) config_int (ds->cfg, "exec.max_output_chars"),
@@ -564,6 +571,8 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
                         : !strcmp (ds->backend, "local") ? config_string (ds->cfg, "local.memory")
                         : !strcmp (ds->backend, "singularity")
                             ? config_string (ds->cfg, "singularity.memory")
+                        : !strcmp (ds->backend, "daytona")
+                            ? config_string (ds->cfg, "daytona.memory")
                             : NULL,
       };
       s = session_open (name, bo.ops, bo.bs, bo.cwd, &lim, &err);

@@ -13,13 +13,17 @@
 #include "approval_client.h"
 #include "backend_open.h"
 #include "docker_engine.h"
+#include "daytona_session.h"
 #include "docker_session.h"
+#include "fnv1a.h"
 #include "installed_file.h"
 #include "local_session.h"
 #include "modal_mode.h"
 #include "sandbox_options.h"
 #include "singularity_session.h"
+#include "size_text.h"
 #include "ssh_session.h"
+#include "xprintf.h"
 
 static char *
 msg (const char *fmt, const char *a, const char *b)
@@ -364,6 +368,192 @@ open_singularity (const struct backend_open_request *rq, struct backend_opened *
   return 0;
 }
 
+/* Whole GiB, rounded up (Daytona's unit); 0 for unset. */
+static int
+gib_up (const char *size)
+{
+  uint64_t b = 0;
+  if (!size || !size_parse (size, &b))
+    return 0;
+  return (int) ((b + (1ULL << 30) - 1) >> 30);
+}
+
+/* The credential of the client that opens: the API key in the variable
+ * daytona.api_key_env names, else a JWT with its organization.  Only
+ * pointers into the client's environment: nothing copied here. */
+static int
+daytona_credentials (const struct airlock_config *cfg, struct daytona_auth *a,
+                     char **err)
+{
+  const char *key_var = config_string (cfg, "daytona.api_key_env");
+  const char *key = config_getenv (cfg, key_var);
+  const char *jwt = config_getenv (cfg, "DAYTONA_JWT_TOKEN");
+  const char *org = config_getenv (cfg, "DAYTONA_ORGANIZATION_ID");
+  *a = (struct daytona_auth){ 0 };
+  if (key && *key)
+    {
+      a->api_key = key;
+      a->source = key_var;
+      return 0;
+    }
+  if (jwt && *jwt)
+    {
+      if (!org || !*org)
+        {
+          *err = xprintf ("daytona: DAYTONA_JWT_TOKEN is set but DAYTONA_ORGANIZATION_ID "
+                          "is not: a JWT needs the id of its organization in "
+                          "DAYTONA_ORGANIZATION_ID (or use an API key in %s instead)",
+                          key_var);
+          return -1;
+        }
+      a->jwt = jwt;
+      a->organization_id = org;
+      a->source = "DAYTONA_JWT_TOKEN";
+      return 0;
+    }
+  *err = xprintf ("daytona: no credentials: set %s to a Daytona API key (create one at "
+                  "https://app.daytona.io/dashboard/keys) in the environment of the "
+                  "command that opens the session (an API client: in its open's "
+                  "client_env), or DAYTONA_JWT_TOKEN with DAYTONA_ORGANIZATION_ID",
+                  key_var);
+  return -1;
+}
+
+/* A Daytona cloud sandbox (docs/daytona.md): options from the
+ * configuration and the opener's environment, then
+ * daytona_session_open. */
+static int
+open_daytona (const struct backend_open_request *rq, struct backend_opened *out,
+              char **err)
+{
+  const struct airlock_config *cfg = rq->cfg;
+  struct daytona_session_options o = {
+    .keep = config_bool (cfg, "daytona.keep"),
+    .workdir = config_string (cfg, "daytona.workdir"),
+    .session = rq->session,
+    .sandbox = {
+      .image = config_string (cfg, "daytona.image"),
+      .snapshot = config_string (cfg, "daytona.snapshot"),
+      .target = config_string (cfg, "daytona.target"),
+      .cpus = (int) config_int (cfg, "daytona.cpus"),
+      .memory_gb = gib_up (config_string (cfg, "daytona.memory")),
+      .disk_gb = gib_up (config_string (cfg, "daytona.disk")),
+      .auto_stop_min = (int) config_int (cfg, "daytona.auto_stop"),
+      .auto_archive_min = (int) config_int (cfg, "daytona.auto_archive"),
+      .start_timeout_s = (int) config_int (cfg, "daytona.start_timeout"),
+      .progress = rq->progress,
+      .progress_ctx = rq->progress_ctx,
+    },
+  };
+  if (daytona_credentials (cfg, &o.auth, err) < 0)
+    return -1;
+  /* Daytona refuses resources with a snapshot: said here, with the keys. */
+  if (o.sandbox.snapshot
+      && (o.sandbox.cpus || o.sandbox.memory_gb || o.sandbox.disk_gb))
+    {
+      *err = xprintf ("configuration: daytona.snapshot cannot be combined with "
+                      "daytona.cpus, daytona.memory or daytona.disk (Daytona sizes a "
+                      "snapshot's sandbox itself): unset those, or daytona.snapshot "
+                      "to build from daytona.image");
+      return -1;
+    }
+  if (o.sandbox.snapshot)
+    o.sandbox.image = NULL;
+  /* The endpoint and region: the configuration, else the variables the
+   * Daytona SDKs read, else the public service. */
+  o.api_url = config_string (cfg, "daytona.api_url");
+  const char *url_var = NULL;
+  if (!strcmp (config_origin (cfg, "daytona.api_url"), "default"))
+    {
+      const char *names[] = { "DAYTONA_API_URL", "DAYTONA_SERVER_URL" };
+      for (size_t i = 0; i < 2 && !url_var; i++)
+        {
+          const char *v = config_getenv (cfg, names[i]);
+          if (v && *v)
+            {
+              o.api_url = v;
+              url_var = names[i];
+            }
+        }
+    }
+  if (url_var && strncmp (o.api_url, "https://", 8) && strncmp (o.api_url, "http://", 7))
+    {
+      *err = xprintf ("daytona: %s must be an http:// or https:// URL (like "
+                      "https://app.daytona.io/api)", url_var);
+      return -1;
+    }
+  if (!o.sandbox.target)
+    {
+      const char *t = config_getenv (cfg, "DAYTONA_TARGET");
+      o.sandbox.target = t && *t ? t : NULL;
+    }
+  /* Its name and airlock's labels: the same owner and session find it
+   * again (daytona.keep); nobody else's is ever touched. */
+  uint64_t h = fnv1a64 (FNV1A64_INIT, rq->owner_id, strlen (rq->owner_id));
+  char owner[9];
+  snprintf (owner, sizeof owner, "%08llx", (unsigned long long) (h & 0xffffffffULL));
+  char *name = xprintf ("airlock-%s-%s", owner, rq->session);
+  const char *const *extra = config_list (cfg, "daytona.labels");
+  const char *const *env = config_list (cfg, "daytona.env");
+  const char *const *fwd = config_list (cfg, "daytona.forward_env");
+  size_t nl = 2, ne = 0;
+  for (const char *const *l = extra; *l; l++)
+    nl++;
+  for (const char *const *e = env; *e; e++)
+    ne++;
+  for (const char *const *f = fwd; *f; f++)
+    ne++;
+  char **labels = calloc (nl + 1, sizeof *labels);
+  char **all_env = calloc (ne + 1, sizeof *all_env);
+  int rc = -1;
+  if (!name || !labels || !all_env
+      || !(labels[0] = xprintf ("airlock.owner=%s", owner))
+      || !(labels[1] = xprintf ("airlock.session=%s", rq->session)))
+    {
+      *err = strdup ("out of memory");
+      goto out;
+    }
+  nl = 2;
+  for (const char *const *l = extra; *l; l++)
+    if ((labels[nl] = strdup (*l)))
+      nl++;
+  ne = 0;
+  for (const char *const *e = env; *e; e++)
+    if ((all_env[ne] = strdup (*e)))
+      ne++;
+  for (const char *const *f = fwd; *f; f++)
+    if (config_getenv (cfg, *f) && (all_env[ne] = xprintf ("%s=%s", *f, config_getenv (cfg, *f))))
+      ne++;
+  o.sandbox.name = name;
+  o.sandbox.labels = (const char *const *) labels;
+  o.sandbox.env = (const char *const *) all_env;
+#ifdef HAVE_DAYTONA_SESSION
+  out->bs = daytona_session_open (&o, &out->cwd, err);
+  if (out->bs)
+    {
+      out->ops = daytona_session_ops ();
+      rc = 0;
+    }
+#else
+  (void) out;
+  *err = xprintf ("daytona: the configuration and credentials are fine, but this "
+                  "build has no daytona session layer yet");
+  rc = BACKEND_NOT_IMPLEMENTED;
+#endif
+out:
+  for (size_t i = 0; labels && labels[i]; i++)
+    free (labels[i]);
+  for (size_t i = 0; all_env && all_env[i]; i++)
+    {
+      explicit_bzero (all_env[i], strlen (all_env[i]));
+      free (all_env[i]);
+    }
+  free (labels);
+  free (all_env);
+  free (name);
+  return rc;
+}
+
 /* Whether another daemon still serves at its runtime directory. */
 static bool
 owner_alive (void *ctx, const char *owner)
@@ -432,7 +622,9 @@ backend_open (const struct backend_open_request *rq, struct backend_opened *out,
     return open_ssh (rq, out, err);
   if (!strcmp (rq->backend, "singularity"))
     return open_singularity (rq, out, err);
+  if (!strcmp (rq->backend, "daytona"))
+    return open_daytona (rq, out, err);
   *err = msg ("backend \"%s\" is not available yet; use \"local\", "
-              "\"docker\", \"ssh\" or \"singularity\"%s", rq->backend, "");
+              "\"docker\", \"ssh\", \"singularity\" or \"daytona\"%s", rq->backend, "");
   return BACKEND_NOT_IMPLEMENTED;
 }
