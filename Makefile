@@ -203,6 +203,15 @@ $(BUILDDIR)/airlock-ssh-stream: $(SSH_STREAM_SRCS) $(BUILDDIR)/gen/ssh_wrapper.h
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -I$(BUILDDIR)/gen -o $@ $(SSH_STREAM_SRCS) $(LDHARDEN)
 
+# A Daytona sandbox's life alone (backends/daytona_sandbox.c), against the
+# Daytona double (tests/daytona.bats).
+DAYTONA_DRIVER_SRCS := tests/daytona_driver.c backends/daytona_sandbox.c backends/daytona_http.c \
+                       backends/http_body.c backends/xprintf.c
+$(BUILDDIR)/airlock-daytona-driver: $(DAYTONA_DRIVER_SRCS) $(wildcard backends/*.h) Makefile $(BUILD_OPTIONS)
+	@mkdir -p $(BUILDDIR)
+	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends $(shell $(PKG) --cflags $(BROKER_PKGS)) -o $@ \
+	  $(DAYTONA_DRIVER_SRCS) $(LDHARDEN) $(shell $(PKG) --libs libcjson libcurl)
+
 # Unit tests (cmocka), always with ASan+UBSan: test_X tests the module(s)
 # listed for it.
 UNIT_TESTS := protocol output_window config shell_state supervisor_protocol
@@ -290,6 +299,7 @@ fuzz: $(foreach f,$(FUZZERS),$(BUILDDIR)/fuzz_$(f)) $(BUILDDIR)/make_seeds
 
 # ---- tests ----
 TEST_TOOLS := $(BUILDDIR)/airlock-probe $(BUILDDIR)/airlock-hostile $(BUILDDIR)/airlock-ssh-stream \
+              $(BUILDDIR)/airlock-daytona-driver \
               $(foreach t,$(UNIT_TESTS),$(BUILDDIR)/test_$(t)) \
               $(BUILDDIR)/airlock-session-driver \
               $(BUILDDIR)/fuzz_protocol $(BUILDDIR)/fuzz_shell_parse $(BUILDDIR)/fuzz_gate \

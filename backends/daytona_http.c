@@ -439,6 +439,10 @@ daytona_call (struct daytona_http *h, const struct daytona_request *rq,
       curl_easy_setopt (c, CURLOPT_XFERINFOFUNCTION, on_progress);
       curl_easy_setopt (c, CURLOPT_XFERINFODATA, &a);
       curl_easy_setopt (c, CURLOPT_NOPROGRESS, 0L);
+      /* libcurl sends a request again by itself when a reused connection
+       * turns out closed: never one that must not run twice. */
+      if (rq->not_idempotent)
+        curl_easy_setopt (c, CURLOPT_FRESH_CONNECT, 1L);
       if (mime)
         curl_easy_setopt (c, CURLOPT_MIMEPOST, mime);
       else if (body)

@@ -411,8 +411,12 @@ wait_started (struct daytona_http *h, struct daytona_sandbox *sb,
               || is (st, "pulling_snapshot"))
             say (o, "building image %s (sandbox %s)", image ? image : "(snapshot)", sb->name);
           else if (is (st, "restoring"))
-            say (o, "restoring archived sandbox %s", sb->name);
-          else if (!is (st, "started"))
+            {
+              if (!started_at) /* else said when it was asked for */
+                say (o, "restoring archived sandbox %s", sb->name);
+            }
+          else if (!is (st, "started") && !is (st, "stopped") && !is (st, "archived")
+                   && !is (st, "paused"))
             say (o, "state: %s", st);
           free (seen);
           seen = strdup (st);
