@@ -96,10 +96,32 @@ take_sandbox (struct daytona_sandbox *sb, const cJSON *j)
   return nid && nname && nstate ? 0 : -1;
 }
 
-/* GET /sandbox/{idOrName}: 1 found (sb filled), 0 not found, -1 error. */
+/* Whether a sandbox (its JSON) carries every airlock.* label of o: one
+ * found by name alone must be this owner's and session's. */
+static bool
+ours (const cJSON *j, const struct daytona_sandbox_options *o)
+{
+  const cJSON *labels = cJSON_GetObjectItemCaseSensitive (j, "labels");
+  for (const char *const *l = o->labels; l && *l; l++)
+    {
+      const char *eq = strchr (*l, '=');
+      if (!eq || strncmp (*l, "airlock.", 8))
+        continue;
+      char *k = strndup (*l, (size_t) (eq - *l));
+      const char *v = k ? jstr (labels, k) : NULL;
+      free (k);
+      if (!v || strcmp (v, eq + 1))
+        return false;
+    }
+  return true;
+}
+
+/* GET /sandbox/{idOrName}: 1 found (sb filled), 0 not found, -1 error;
+ * with check, one without check's airlock labels is an error. */
 static int
-get_sandbox (struct daytona_http *h, const char *id_or_name, uint64_t deadline,
-             struct daytona_sandbox *sb, char **reason, char **err)
+get_checked (struct daytona_http *h, const char *id_or_name, uint64_t deadline,
+             const struct daytona_sandbox_options *check, struct daytona_sandbox *sb,
+             char **reason, char **err)
 {
   char *esc = daytona_http_escape (id_or_name);
   char *url = esc ? xprintf ("/sandbox/%s", esc) : NULL;
@@ -118,6 +140,15 @@ get_sandbox (struct daytona_http *h, const char *id_or_name, uint64_t deadline,
     return -1;
   if (r.status == 404)
     rc = 0;
+  else if (r.status == 200 && check && !ours (r.json, check))
+    {
+      *err = xprintf ("a Daytona sandbox named %s exists, but it is not the one airlock "
+                      "made for this session (its airlock.owner and airlock.session labels "
+                      "differ): airlock leaves it alone; delete or rename it, or use another "
+                      "session name",
+                      id_or_name);
+      rc = -1;
+    }
   else if (r.status == 200 && take_sandbox (sb, r.json) == 0)
     {
       rc = 1;
@@ -137,6 +168,13 @@ get_sandbox (struct daytona_http *h, const char *id_or_name, uint64_t deadline,
     }
   daytona_reply_free (&r);
   return rc;
+}
+
+static int
+get_sandbox (struct daytona_http *h, const char *id_or_name, uint64_t deadline,
+             struct daytona_sandbox *sb, char **reason, char **err)
+{
+  return get_checked (h, id_or_name, deadline, NULL, sb, reason, err);
 }
 
 /* The sandbox with this name and airlock's labels (those starting with
@@ -296,7 +334,7 @@ create_sandbox (struct daytona_http *h, const struct daytona_sandbox_options *o,
       else if (r.status == 409)
         {
           daytona_reply_free (&r);
-          int f = get_sandbox (h, o->name, deadline, sb, NULL, err);
+          int f = get_checked (h, o->name, deadline, o, sb, NULL, err);
           if (f == 0)
             *err = xprintf ("creating the Daytona sandbox %s: the server says it exists "
                             "(HTTP 409), but it cannot be found by that name", o->name);
@@ -318,7 +356,7 @@ create_sandbox (struct daytona_http *h, const struct daytona_sandbox_options *o,
       char *why = cerr ? cerr : xprintf ("HTTP %ld", r.status);
       daytona_reply_free (&r);
       char *gerr = NULL;
-      int f = get_sandbox (h, o->name, deadline, sb, NULL, &gerr);
+      int f = get_checked (h, o->name, deadline, o, sb, NULL, &gerr);
       if (f == 1)
         {
           free (why);

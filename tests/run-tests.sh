@@ -130,6 +130,7 @@ prepare_stream () { # T, test user, other user
   install -m 0755 "$BUILDDIR/airlock-probe" "$WORK/.tools/airlock-probe"
   install -m 0755 "$BUILDDIR/airlock-hostile" "$T/airlock-hostile"
   install -m 0755 "$BUILDDIR/airlock-session-driver" "$T/airlock-session-driver"
+  install -m 0755 "$BUILDDIR/airlock-daytona-driver" "$T/airlock-daytona-driver"
   install -m 0755 tests/spool_client.py "$T/spool_client.py"
   chown -R "$TEST_USER" "$WORK"
   # The Apptainer stand-in (tests/doubles/README.md), where the test user
@@ -154,6 +155,7 @@ prepare_stream () { # T, test user, other user
 
   export PROBE="$WORK/.tools/airlock-probe" HOSTILE="$T/airlock-hostile"
   export SESSION_DRIVER="$T/airlock-session-driver" SPOOL_CLIENT="$T/spool_client.py"
+  export DAYTONA_DRIVER="$T/airlock-daytona-driver"
   export HELPER_CONF="$T/etc/airlock/helper.conf"
 }
 
