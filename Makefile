@@ -237,9 +237,10 @@ UNIT_SRCS_protected_paths := policy/protected_paths.c policy/xalloc.c
 # backends/docker: the Engine API client against an in-process fake socket.
 UNIT_TESTS += docker_engine
 UNIT_SRCS_docker_engine := backends/docker_engine.c backends/http_body.c backends/xprintf.c backends/docker_seccomp.c
-# backends/daytona_http: the Daytona client against an in-process HTTP server.
+# backends/daytona_http (and the create request of daytona_sandbox): the
+# Daytona client against an in-process HTTP server.
 UNIT_TESTS += daytona_http
-UNIT_SRCS_daytona_http := backends/daytona_http.c backends/http_body.c backends/xprintf.c
+UNIT_SRCS_daytona_http := backends/daytona_http.c backends/daytona_sandbox.c backends/http_body.c backends/xprintf.c
 # backends/sif_cache: records, checks, LRU and the floor, with a fake build.
 UNIT_TESTS += sif_cache
 UNIT_SRCS_sif_cache := backends/sif_cache.c backends/size_text.c backends/xprintf.c \

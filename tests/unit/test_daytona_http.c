@@ -5,7 +5,8 @@
  * variable and never holds the key, and whole calls against a scripted
  * HTTP server in this process (a thread on 127.0.0.1): headers sent,
  * 5xx and dropped connections retried, 429 waited for, 500 and a
- * not-idempotent call not repeated, downloads into a file.  The
+ * not-idempotent call not repeated, downloads into a file; and the
+ * sandbox create request daytona_sandbox.c makes (image or snapshot).  The
  * lifecycle against the Daytona double is tests/daytona.bats. */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "daytona_http.h"
+#include "daytona_sandbox.h"
 #include "monotonic_ms.h"
 
 #define KEY "dtn_secret_key_0123456789abcdef"
@@ -40,6 +42,7 @@ struct fake {
   int n_answers;
   int served;
   char request[16384]; /* the last request */
+  char requests[8][4096]; /* the first 8, cut short */
   pthread_mutex_t lock;
 };
 
@@ -75,6 +78,12 @@ serve (void *arg)
         }
       pthread_mutex_lock (&f->lock);
       memcpy (f->request, buf, len + 1);
+      if (f->served < 8)
+        {
+          size_t n = len < sizeof f->requests[0] - 1 ? len : sizeof f->requests[0] - 1;
+          memcpy (f->requests[f->served], buf, n);
+          f->requests[f->served][n] = '\0';
+        }
       int i = f->served < f->n_answers ? f->served : f->n_answers - 1;
       f->served++;
       const char *a = f->answers[i];
@@ -482,6 +491,72 @@ test_download (void **state)
   daytona_http_free (h);
 }
 
+/* ---- the create request (daytona_sandbox.c) ---- */
+
+static cJSON *
+body_of (const char *request)
+{
+  const char *b = strstr (request, "\r\n\r\n");
+  return b ? cJSON_Parse (b + 4) : NULL;
+}
+
+static void
+test_create_request (void **state)
+{
+  struct fake *f = *state;
+  f->answers[0] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n"
+                  "{\"items\":[{\"id\":\"x\",\"name\":\"airlock-1-s-other\",\"state\":\"started\"}],"
+                  "\"nextCursor\":null}";
+  f->answers[1] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n"
+                  "{\"id\":\"sb-9\",\"name\":\"airlock-1-s\",\"state\":\"started\","
+                  "\"toolboxProxyUrl\":\"http://tb.example/toolbox/\"}";
+  f->n_answers = 2;
+  struct daytona_http *h = client (f, false);
+  const char *labels[] = { "airlock.owner=1", "airlock.session=s", "team=ml", NULL };
+  const char *env[] = { "A=1", "B=x=y", NULL };
+  struct daytona_sandbox_options o = { .name = "airlock-1-s", .labels = labels,
+                                       .image = "python:3.12", .cpus = 2, .memory_gb = 4,
+                                       .disk_gb = 10, .env = env, .start_timeout_s = 10 };
+  struct daytona_sandbox sb;
+  char *err = NULL;
+  assert_int_equal (daytona_sandbox_acquire (h, &o, &sb, &err), 0);
+  assert_string_equal (sb.id, "sb-9");
+  assert_string_equal (sb.toolbox_url, "http://tb.example/toolbox/sb-9");
+  assert_false (sb.reused); /* a prefix match of the name is not it */
+  /* found by airlock's labels only, and the name */
+  assert_non_null (strstr (f->requests[0], "GET /api/sandbox?labels=%7B%22airlock.owner%22%3A%221%22"
+                                          "%2C%22airlock.session%22%3A%22s%22%7D&name=airlock-1-s"));
+  assert_non_null (strstr (f->requests[1], "POST /api/sandbox HTTP/1.1"));
+  cJSON *b = body_of (f->requests[1]);
+  assert_non_null (b);
+  assert_string_equal (cJSON_GetObjectItem (cJSON_GetObjectItem (b, "buildInfo"), "dockerfileContent")->valuestring,
+                       "FROM python:3.12\n");
+  assert_null (cJSON_GetObjectItem (b, "snapshot"));
+  assert_int_equal (cJSON_GetObjectItem (b, "cpu")->valueint, 2);
+  assert_int_equal (cJSON_GetObjectItem (b, "memory")->valueint, 4);
+  assert_int_equal (cJSON_GetObjectItem (b, "disk")->valueint, 10);
+  assert_int_equal (cJSON_GetObjectItem (b, "autoStopInterval")->valueint, 0);
+  assert_null (cJSON_GetObjectItem (b, "autoArchiveInterval"));
+  assert_string_equal (cJSON_GetObjectItem (cJSON_GetObjectItem (b, "labels"), "team")->valuestring, "ml");
+  assert_string_equal (cJSON_GetObjectItem (cJSON_GetObjectItem (b, "env"), "B")->valuestring, "x=y");
+  cJSON_Delete (b);
+  daytona_sandbox_clear (&sb);
+  /* a snapshot: no buildInfo, no resources (the server refuses them) */
+  f->served = 0;
+  o.snapshot = "snap-1";
+  o.auto_archive_min = 60;
+  assert_int_equal (daytona_sandbox_acquire (h, &o, &sb, &err), 0);
+  b = body_of (f->requests[1]);
+  assert_string_equal (cJSON_GetObjectItem (b, "snapshot")->valuestring, "snap-1");
+  assert_null (cJSON_GetObjectItem (b, "buildInfo"));
+  assert_null (cJSON_GetObjectItem (b, "cpu"));
+  assert_null (cJSON_GetObjectItem (b, "memory"));
+  assert_int_equal (cJSON_GetObjectItem (b, "autoArchiveInterval")->valueint, 60);
+  cJSON_Delete (b);
+  daytona_sandbox_clear (&sb);
+  daytona_http_free (h);
+}
+
 int
 main (void)
 {
@@ -498,6 +573,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_429_retry_after, fake_setup, fake_teardown),
     cmocka_unit_test_setup_teardown (test_unreachable, fake_setup, fake_teardown),
     cmocka_unit_test_setup_teardown (test_download, fake_setup, fake_teardown),
+    cmocka_unit_test_setup_teardown (test_create_request, fake_setup, fake_teardown),
   };
   int rc = cmocka_run_group_tests (tests, NULL, NULL);
   curl_global_cleanup ();
