@@ -155,6 +155,13 @@ $(BUILDDIR)/gen/ssh_wrapper.h: backends/ssh_wrapper.sh backends/ssh_agent.sh Mak
 	  echo '#define SSH_WRAPPER \'; $(SSH_SH_STRING) backends/ssh_wrapper.sh; echo '  ""'; \
 	  echo '#define SSH_AGENT \'; $(SSH_SH_STRING) backends/ssh_agent.sh; echo '  ""'; } > $@.tmp && mv $@.tmp $@
 
+# The daytona backend's sandbox-side wrapper likewise, as DAYTONA_WRAPPER.
+$(BUILDDIR)/obj/broker-backends/daytona_session.o: $(BUILDDIR)/gen/daytona_wrapper.h
+$(BUILDDIR)/gen/daytona_wrapper.h: backends/daytona_wrapper.sh Makefile
+	@mkdir -p $(@D)
+	{ echo '/* Generated from backends/daytona_wrapper.sh by the Makefile. */'; \
+	  echo '#define DAYTONA_WRAPPER \'; $(SSH_SH_STRING) backends/daytona_wrapper.sh; echo '  ""'; } > $@.tmp && mv $@.tmp $@
+
 $(BUILDDIR)/obj/broker-%.o: %.c $(wildcard helper/protocol.h broker/*.h backends/*.h policy/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -Ibroker -Ibackends -Ipolicy -I$(BUILDDIR)/gen $(shell $(PKG) --cflags $(BROKER_PKGS)) \
@@ -170,7 +177,7 @@ $(BUILDDIR)/airlock: $(CLIENT_OBJS)
 	$(LINK) -o $@ $^ $(shell $(PKG) --libs $(CLIENT_PKGS))
 
 $(BUILDDIR)/airlock-daemon: $(DAEMON_OBJS)
-	$(LINK) -o $@ $^ $(shell $(PKG) --libs $(BROKER_PKGS)) $(BROKER_LIBS)
+	$(LINK) -pthread -o $@ $^ $(shell $(PKG) --libs $(BROKER_PKGS)) $(BROKER_LIBS)
 
 # The supervisor runs inside sandboxes, including --rootfs ones that may
 # have no libc: static.  (ASan builds link it dynamically: the sanitizer
