@@ -42,7 +42,7 @@
 /* Without an answer from Daytona this long, a running command is lost. */
 #define LOST_AFTER_MS (10 * 60 * 1000)
 #define CALL_MS 30000
-#define STDIN_CHUNK 49152
+#define STDIN_CHUNK (1 << 20)
 #define CLOSE_TIMEOUT_S 120
 
 struct dt_job {
@@ -840,7 +840,7 @@ dt_write_stdin (struct backend_session *s, uint32_t job, const void *data, size_
     {
       size_t k = n < STDIN_CHUNK ? n : STDIN_CHUNK;
       char *b = k ? files_base64_encode (p, k) : NULL;
-      char *line = k ? (b ? xprintf ("D %s\n", b) : NULL) : xprintf ("C\n");
+      char *line = k ? (b ? xprintf ("D %zu\n%s\n", strlen (b), b) : NULL) : xprintf ("C\n");
       free (b);
       if (!line)
         {

@@ -20,7 +20,8 @@
 #   "F WORDS" failed before it started.
 # The client keeps the log's offset, so a lost or repeated read of the log
 # neither loses nor doubles a byte.  stdin (IN=1) comes from the toolbox
-# command's input as lines "D BASE64" and "C" (its end).
+# command's input as "D LEN" lines, each followed by LEN bytes of base64
+# and a newline, and "C" (its end).
 umask 077
 B=/tmp/.airlock-jobs
 J=$B/$N
@@ -61,9 +62,11 @@ exec 5<&0
   if [ "$IN" = 1 ]; then
     mkfifo "$J/in"
     (
-      while IFS= read -r l; do
-        case $l in
-        "D "*) printf %s "${l#D }" | base64 -d || break ;;
+      # "D LEN" then LEN bytes of base64 and a newline; head reads no
+      # more than it is asked from a pipe.
+      while read -r k n; do
+        case $k in
+        D) head -c "$n" | base64 -d || break ;;
         C) break ;;
         esac
       done <&5 > "$J/in"
