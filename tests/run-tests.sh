@@ -351,6 +351,52 @@ stream_backends () {
       timeout -k 5 60 apptainer instance stop --all --force) > /dev/null 2>&1
   fi
 
+  # The daytona backend against the Daytona double (tests/doubles/daytona,
+  # tests/doubles/README.md): an HTTP server on 127.0.0.1 speaking Daytona's
+  # REST and toolbox APIs, run as the other user, whose sandboxes are that
+  # user's airlock local sandboxes (unprivileged mode).  The suites run as
+  # the test user, the client, with the run's API key in its environment.
+  if [ -n "$DAYTONA_SUITES" ]; then
+    section "daytona: the Daytona double"
+    use_release_prefix
+    local dstate="$T/daytona-double" dkey
+    dkey=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+    rm -rf "$dstate"
+    mkdir -p "$dstate"
+    chown "$OTHER_USER" "$dstate"
+    install -m 0755 tests/doubles/daytona tests/doubles/daytona-agent "$T/"
+    (cd / && exec runuser -u "$OTHER_USER" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
+       HOME="$dstate" timeout -k 5 5400 "$T/daytona" --port 0 --api-key "$dkey" \
+       --airlock "$AIRLOCK" --state "$dstate") > "$T/daytona-double.out" 2> "$T/daytona-double.err" &
+    local dpid=$! dport=
+    for _ in $(seq 100); do
+      dport=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$T/daytona-double.out")
+      [ -z "$dport" ] || break
+      sleep 0.1
+    done
+    if [ -n "$dport" ]; then
+      export DAYTONA_DOUBLE="http://127.0.0.1:$dport" DAYTONA_API_URL="http://127.0.0.1:$dport/api"
+      export DAYTONA_API_KEY="$dkey"
+      echo "the Daytona double on 127.0.0.1:$dport (pid $dpid)"
+      for suite in $DAYTONA_SUITES; do
+        if [ ! -f "tests/$suite.bats" ]; then
+          echo "daytona: tests/$suite.bats does not exist (yet): not run"
+          continue
+        fi
+        section "daytona: $suite.bats (BACKEND=daytona)"
+        run_bats "daytona $suite" "$suite" BACKEND=daytona \
+          BACKEND_ENV="DAYTONA_API_URL=$DAYTONA_API_URL DAYTONA_API_KEY=$dkey"
+      done
+    else
+      echo "FAILED: the Daytona double did not start:"
+      tail -n 20 "$T/daytona-double.err"
+      result "daytona: the double" 1
+    fi
+    kill -TERM "$dpid" 2>/dev/null
+    wait "$dpid" 2>/dev/null
+    unset DAYTONA_DOUBLE DAYTONA_API_URL DAYTONA_API_KEY
+  fi
+
   # The local suites again with an ASan+UBSan build of broker and helper
   # (the unprivileged mode only: a sanitizer runtime has no place in a
   # setuid binary).  In this stream, whose other parts are shorter.
@@ -383,6 +429,7 @@ BACKENDS_OTHER_USER=${BACKENDS_OTHER_USER:-${OTHER_USER}b}
 DOCKER_SUITES=${DOCKER_SUITES-sessions files spool hygiene lifecycle api docker}
 SSH_SUITES=${SSH_SUITES-sessions spool hygiene lifecycle api ssh files}
 SINGULARITY_SUITES=${SINGULARITY_SUITES-sessions singularity files}
+DAYTONA_SUITES=${DAYTONA_SUITES-daytona-double sessions files daytona}
 SINGULARITY_MODE=${SINGULARITY_MODE:-unprivileged}
 export BUILDDIR FUZZ_SECONDS
 
