@@ -103,7 +103,11 @@ only_backend () {
 # (SSH_WORKDIR, in the remote user's home: run-tests.sh takes it from
 # tests/ssh/sshd.sh).
 session_workdir () {
-  if [ "${BACKEND:-local}" = ssh ]; then echo "$SSH_WORKDIR"; else echo "$WORK"; fi
+  case ${BACKEND:-local} in
+    ssh) echo "$SSH_WORKDIR" ;;
+    daytona) echo "$DAYTONA_WORKDIR" ;; # run-tests.sh: daytona.workdir
+    *) echo "$WORK" ;;
+  esac
 }
 
 # ssh: what a test may leave on either side, all of it this run's own:

@@ -376,7 +376,9 @@ stream_backends () {
     done
     if [ -n "$dport" ]; then
       export DAYTONA_DOUBLE="http://127.0.0.1:$dport" DAYTONA_API_URL="http://127.0.0.1:$dport/api"
-      export DAYTONA_API_KEY="$dkey"
+      # The sessions' workdir in the double's sandboxes (helpers.bash
+      # session_workdir): /tmp, which each of them has.
+      export DAYTONA_API_KEY="$dkey" DAYTONA_WORKDIR=/tmp
       echo "the Daytona double on 127.0.0.1:$dport (pid $dpid)"
       for suite in $DAYTONA_SUITES; do
         if [ ! -f "tests/$suite.bats" ]; then
@@ -385,7 +387,7 @@ stream_backends () {
         fi
         section "daytona: $suite.bats (BACKEND=daytona)"
         run_bats "daytona $suite" "$suite" BACKEND=daytona \
-          BACKEND_ENV="DAYTONA_API_URL=$DAYTONA_API_URL DAYTONA_API_KEY=$dkey"
+          BACKEND_ENV="DAYTONA_API_URL=$DAYTONA_API_URL DAYTONA_API_KEY=$dkey AIRLOCK_DAYTONA_WORKDIR=$DAYTONA_WORKDIR"
       done
     else
       echo "FAILED: the Daytona double did not start:"
