@@ -42,6 +42,9 @@
 /* Without an answer from Daytona this long, a running command is lost. */
 #define LOST_AFTER_MS (10 * 60 * 1000)
 #define CALL_MS 30000
+#define POLL_CALL_MS 5000
+/* A log longer than this is left for a fresh one (rotate). */
+#define ROTATE_BYTES (4u << 20)
 #define STDIN_CHUNK (1 << 20)
 #define CLOSE_TIMEOUT_S 120
 
@@ -56,6 +59,10 @@ struct dt_job {
   uint64_t raw_off;          /* bytes of the log taken */
   uint64_t off[4];           /* bytes delivered of streams 1-3 */
   uint32_t pid;
+  unsigned relay;            /* which relay of the job writes our log */
+  unsigned long long timeout_ms; /* the remote deadline, from start */
+  unsigned grace_ms;
+  long long started_ms;
   long long due;             /* next poll (monotonic ms) */
   unsigned poll_ms;
   long long unreachable_since; /* 0: answered last time */
@@ -252,7 +259,7 @@ exec_text (struct backend_session *s, const struct dt_job *j, const struct backe
    * the remote one holds when we cannot reach the sandbox. */
   unsigned long long tmo = sp->timeout_ms ? sp->timeout_ms + 1000 : 0;
   char *t = env && se && ee && cw && args
-                ? xprintf ("(\nN=airlock-%s-%u S='%s' E='%s' IN=%d T=%llu G=%u CW=%s\nset --%s\n%s)\n",
+                ? xprintf ("(\nM=run RID=0 N=airlock-%s-%u S='%s' E='%s' IN=%d T=%llu G=%u CW=%s\nset --%s\n%s)\n",
                            s->token, j->id, se, ee, sp->stdin_pipe ? 1 : 0, tmo,
                            sp->grace_ms ? sp->grace_ms : 2000, cw, args, DAYTONA_WRAPPER)
                 : NULL;
@@ -291,9 +298,12 @@ static int
 tb_call (struct backend_session *s, const char *method, const char *url, const cJSON *body,
          const char *const *headers, bool once, struct daytona_reply *r, char **err)
 {
+  /* A read of the log is repeated anyway: given up sooner, so that a
+   * sandbox out of reach is known (and a kill reported pending) soon. */
+  bool poll = !strcmp (method, "GET");
   struct daytona_request rq = {
     .method = method, .url = url, .json = body, .headers = headers,
-    .deadline_ms = monotonic_ms () + CALL_MS, .cancel = &s->stop,
+    .deadline_ms = monotonic_ms () + (poll ? POLL_CALL_MS : CALL_MS), .cancel = &s->stop,
     .not_idempotent = once, .max_body = 256u << 20,
   };
   *r = (struct daytona_reply){ 0 };
@@ -505,6 +515,8 @@ frame (struct backend_session *s, struct dt_job *j, char *line)
 {
   if (line[0] == 'S' && line[1] == ' ')
     {
+      if (j->pid)
+        return; /* a new relay says it again */
       j->pid = (uint32_t) strtoul (line + 2, NULL, 10);
       pthread_mutex_lock (&s->lock);
       if (!j->forgotten)
@@ -541,6 +553,87 @@ frame (struct backend_session *s, struct dt_job *j, char *line)
       report_end (s, j, 0, line + 2);
       pthread_mutex_unlock (&s->lock);
     }
+}
+
+/* A toolbox session sid with one async exec of text: its command id, or
+ * NULL (said on the daemon's log). */
+static char *
+exec_in_session (struct backend_session *s, const char *sid, const char *text)
+{
+  struct daytona_reply r;
+  char *err = NULL, *id = NULL;
+  char *url = tb_url (s, "/process/session");
+  cJSON *b = cJSON_CreateObject ();
+  cJSON_AddStringToObject (b, "sessionId", sid);
+  int rc = url && b ? tb_call (s, "POST", url, b, NULL, false, &r, &err) : -1;
+  cJSON_Delete (b);
+  free (url);
+  if (rc >= 0)
+    {
+      if (rc == 0 && r.status != 409)
+        rc = -1;
+      daytona_reply_free (&r);
+    }
+  if (rc >= 0)
+    {
+      url = tb_url (s, "/process/session/%s/exec", sid);
+      b = cJSON_CreateObject ();
+      cJSON_AddStringToObject (b, "command", text);
+      cJSON_AddBoolToObject (b, "runAsync", true);
+      cJSON_AddBoolToObject (b, "suppressInputEcho", true);
+      rc = url && b ? tb_call (s, "POST", url, b, NULL, true, &r, &err) : -1;
+      cJSON_Delete (b);
+      free (url);
+      if (rc >= 0)
+        {
+          const cJSON *c = r.json ? cJSON_GetObjectItemCaseSensitive (r.json, "cmdId") : NULL;
+          if (rc == 1 && cJSON_IsString (c))
+            id = strdup (c->valuestring);
+          daytona_reply_free (&r);
+        }
+    }
+  if (!id)
+    fprintf (stderr, "airlock: session %s: a new relay in %s did not start%s%s\n", s->session,
+             sid, err ? ": " : "", err ? err : "");
+  free (err);
+  return id;
+}
+
+/* Daytona's logs endpoint returns the whole log each time: once a job's
+ * log is long, a new relay in a new toolbox session carries on from our
+ * offsets into a fresh log, and the old one stops (it is not the job's
+ * relay any more).  Nothing is lost or doubled: frames carry offsets. */
+static void
+rotate (struct backend_session *s, struct dt_job *j)
+{
+  unsigned rid = j->relay + 1;
+  char sid[sizeof j->sid];
+  snprintf (sid, sizeof sid, "airlock-%s-%u-r%u", s->token, j->id, rid);
+  long long spent = monotonic_ms () - j->started_ms;
+  unsigned long long left = j->timeout_ms == 0 ? 0
+                            : spent < (long long) j->timeout_ms ? j->timeout_ms - (unsigned long long) spent
+                                                                : 1;
+  char *text = xprintf ("(\nM=relay RID=%u N=airlock-%s-%u O1=%llu O2=%llu O3=%llu IN=0 T=%llu G=%u "
+                        "S= E= CW=/\nset --\n%s)\n",
+                        rid, s->token, j->id, (unsigned long long) j->off[1],
+                        (unsigned long long) j->off[2], (unsigned long long) j->off[3], left,
+                        j->grace_ms, DAYTONA_WRAPPER);
+  char *cmd_id = text ? exec_in_session (s, sid, text) : NULL;
+  free (text);
+  if (!cmd_id)
+    return; /* the old log serves on; tried again at the next read */
+  char *old = tb_url (s, "/process/session/%s", j->sid);
+  struct daytona_reply r;
+  char *err = NULL;
+  if (old && tb_call (s, "DELETE", old, NULL, NULL, false, &r, &err) >= 0)
+    daytona_reply_free (&r);
+  free (err);
+  free (old);
+  memcpy (j->sid, sid, sizeof sid);
+  free (j->cmd_id);
+  j->cmd_id = cmd_id;
+  j->relay = rid;
+  j->raw_off = 0;
 }
 
 /* Read the log from our offset: every whole line that came since. */
@@ -582,6 +675,8 @@ poll_job (struct backend_session *s, struct dt_job *j)
                  j->id, line + 3);
     }
   daytona_reply_free (&r);
+  if (!j->ended && j->raw_off > ROTATE_BYTES)
+    rotate (s, j);
   j->poll_ms = moved ? POLL_FIRST_MS : j->poll_ms * 2;
   if (j->poll_ms > POLL_MAX_MS)
     j->poll_ms = POLL_MAX_MS;
@@ -663,9 +758,17 @@ send_stdin (struct backend_session *s, struct dt_job *j, char *text)
   free (err);
 }
 
+static int sandbox_exec (struct backend_session *s, const char *command, char **err);
+
 static void
 cleanup_job (struct backend_session *s, struct dt_job *j)
 {
+  char *rm = xprintf ("rm -rf /tmp/.airlock-jobs/airlock-%s-%u", s->token, j->id);
+  char *e = NULL;
+  if (rm)
+    sandbox_exec (s, rm, &e);
+  free (rm);
+  free (e);
   char *url = tb_url (s, "/process/session/%s", j->sid);
   struct daytona_reply r;
   char *err = NULL;
@@ -805,6 +908,9 @@ dt_spawn (struct backend_session *s, const struct backend_spawn *sp, char **err)
     }
   j->id = sp->job;
   j->stdin_pipe = sp->stdin_pipe;
+  j->timeout_ms = sp->timeout_ms ? sp->timeout_ms + 1000 : 0;
+  j->grace_ms = sp->grace_ms ? sp->grace_ms : 2000;
+  j->started_ms = monotonic_ms ();
   snprintf (j->sid, sizeof j->sid, "airlock-%s-%u", s->token, sp->job);
   if (!(j->command = exec_text (s, j, sp)))
     {

@@ -6,7 +6,8 @@
 # preamble of variables, then this code (the build strips comment lines
 # and indentation: build/gen/daytona_wrapper.h).
 #
-# Preamble: N the job's name, S and E the command's script and its env
+# Preamble: M run (or relay, below), RID this relay's number, N the job's
+# name, S and E the command's script and its env
 # file (sh export lines) in base64, IN 1 when stdin is a pipe, T deadline
 # ms (0 none), G grace ms, CW the working directory, "$@" the argv.
 #
@@ -18,6 +19,7 @@
 # this wrapper relays them as ASCII lines, each stream by byte offset:
 #   "S PID" started, "O STREAM OFFSET BASE64" bytes, "R STATUS" ended,
 #   "F WORDS" failed before it started.
+# The client removes the job directory once it has the end.
 # The client keeps the log's offset, so a lost or repeated read of the log
 # neither loses nor doubles a byte.  stdin (IN=1) comes from the toolbox
 # command's input as "D LEN" lines, each followed by LEN bytes of base64
@@ -27,6 +29,14 @@ B=/tmp/.airlock-jobs
 J=$B/$N
 mkdir -p "$B" 2>/dev/null
 chmod 700 "$B" 2>/dev/null
+# A relay of its own (M=relay): the job runs already; its output from
+# offsets O1 O2 O3 into this log (the old one grew too long to read again
+# and again).  The relay whose RID is in the job directory's relay file is
+# the one: the others end.
+if [ "$M" = relay ]; then
+  [ -d "$J" ] || { echo "F the job directory $J vanished from the sandbox"; exit 0; }
+else
+O1=0 O2=0 O3=0
 e=$(mkdir "$J" 2>&1) || { echo "F cannot create the job directory $J in the sandbox: $e"; exit 0; }
 if ! { printf %s "$S" | base64 -d > "$J/script" && printf %s "$E" | base64 -d > "$J/env" \
        && : > "$J/out" && : > "$J/err" && : > "$J/meta"; } 2>/dev/null; then
@@ -34,7 +44,9 @@ if ! { printf %s "$S" | base64 -d > "$J/script" && printf %s "$E" | base64 -d > 
   echo "F cannot write the job directory $J in the sandbox (is its disk full?)"
   exit 0
 fi
+fi
 S= E=
+echo "$RID" > "$J/relay"
 # Signal $1 to the session $2 (the job's pid is its sid) and to every
 # process carrying the job's mark (those that left the session).
 ks() {
@@ -49,6 +61,7 @@ ks() {
   done
 }
 sec() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
+if [ "$M" != relay ]; then
 # The toolbox command's input, kept on fd 5: a command started with `&`
 # gets /dev/null as its stdin.
 exec 5<&0
@@ -84,8 +97,9 @@ exec 5<&0
   echo $rc > "$J/rc.t" && mv "$J/rc.t" "$J/rc"
 ) > /dev/null 2>&1 &
 exec 5<&-
+fi
 # Stream $1 of file $2 from its offset: frames of 48 KiB at most.
-o1=0 o2=0 o3=0
+o1=$O1 o2=$O2 o3=$O3
 em() {
   eval "o=\$o$1"
   s=$(stat -c %s "$2" 2>/dev/null) || return 0
@@ -111,6 +125,9 @@ while :; do
   fi
   rc=
   [ ! -e "$J/rc" ] || read -r rc < "$J/rc"
+  r=
+  read -r r < "$J/relay" 2>/dev/null
+  [ "$r" = "$RID" ] || exit 0
   em 1 "$J/out"
   em 2 "$J/err"
   [ -z "$rc" ] || break
@@ -123,4 +140,3 @@ while :; do
 done
 em 3 "$J/meta"
 echo "R $rc"
-rm -rf "$J"

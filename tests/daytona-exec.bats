@@ -1,0 +1,121 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# Commands on the daytona backend under faults, against the Daytona double
+# (run-tests.sh starts it: DAYTONA_DOUBLE, DAYTONA_API_URL, DAYTONA_API_KEY).
+# The double's fault rules cut reads of a command's log in the middle of
+# their body and answer 5xx; its control API deletes a sandbox behind the
+# client's back or makes the toolbox unreachable.  The commands run for
+# real in the double's sandboxes (airlock local sandboxes on this host), so
+# pgrep sees what is left of them.
+
+load helpers
+
+setup () {
+  [ -n "${DAYTONA_DOUBLE:-}" ] || skip "needs the Daytona double (run-tests.sh starts it: DAYTONA_SUITES)"
+  RUNDIR="$T/xdg-dx-$BATS_TEST_NUMBER"
+  mkdir -p "$RUNDIR"
+  chown "$TEST_USER" "$RUNDIR"
+  chmod 0700 "$RUNDIR"
+  export EXTRA_ENV="XDG_RUNTIME_DIR=$RUNDIR AIRLOCK_BACKEND=daytona AIRLOCK_DAEMON_IDLE_EXIT=30 DAYTONA_API_URL=$DAYTONA_API_URL DAYTONA_API_KEY=$DAYTONA_API_KEY AIRLOCK_DAYTONA_WORKDIR=/tmp"
+  ctl DELETE /_double/faults > /dev/null
+}
+
+teardown () {
+  [ -n "${DAYTONA_DOUBLE:-}" ] || return 0
+  ctl DELETE /_double/faults > /dev/null || true
+  stop_daemon
+  ctl POST /_double/reset > /dev/null || true
+}
+
+ctl () {
+  timeout -k 5 30 curl -sS -X "$1" ${3:+-H 'Content-Type: application/json' -d "$3"} "$DAYTONA_DOUBLE$2"
+}
+
+al () { as_user timeout -k 5 180 "$AIRLOCK" "$@"; }
+
+# How many requests the double answered with a fault of its rules.
+faults_applied () {
+  ctl GET /_double/log | grep -c '"fault": {' || true
+}
+
+@test "daytona exec: a 20 s counter survives log reads cut mid-body and 5xx bursts: complete, in order" {
+  al session open s
+  ctl POST /_double/faults '[{"match":"GET .*/logs$","after":2,"times":6,"drop_after":40},
+                             {"match":"GET .*/logs$","after":12,"times":4,"status":503},
+                             {"match":"GET .*/logs$","after":20,"times":3,"drop_after":0}]'
+  run al exec s -- 'for i in $(seq 1 400); do echo "line $i"; [ $((i % 20)) = 0 ] && sleep 1; done; echo done >&2'
+  [ "$status" -eq 0 ]
+  printf '%s\n' "$output" > "$T/counter.out"
+  seq 1 400 | sed 's/^/line /' > "$T/counter.want"
+  echo done >> "$T/counter.want"
+  diff "$T/counter.want" "$T/counter.out"
+  [ "$(faults_applied)" -ge 10 ]
+}
+
+@test "daytona exec: 1 MB of binary output arrives byte for byte" {
+  al session open s
+  run api_exec s 'head -c 1000000 /dev/urandom > /tmp/r.bin; md5sum < /tmp/r.bin | cut -c1-32'
+  sum=$output
+  as_user timeout -k 5 120 "$AIRLOCK" exec s -- 'cat /tmp/r.bin' > "$T/r.bin"
+  [ "$(stat -c %s "$T/r.bin")" -eq 1000000 ]
+  [ "$(md5sum < "$T/r.bin" | cut -c1-32)" = "$sum" ]
+}
+
+@test "daytona exec: the sandbox deleted behind our back: the session is lost, said so, never re-created" {
+  al session open s
+  marker=$((RANDOM + 2000))
+  (al exec s -- "sleep $marker.7" > "$T/lost.out" 2>&1; echo "rc=$?" >> "$T/lost.out") &
+  for i in $(seq 100); do pgrep -f "^sleep $marker.7" > /dev/null && break; sleep 0.1; done
+  pgrep -f "^sleep $marker.7" > /dev/null
+  name=$(ctl GET /_double/sandboxes | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["name"])')
+  ctl POST "/_double/sandbox/$name/vanish" > /dev/null
+  for i in $(seq 150); do grep -q '^rc=' "$T/lost.out" && break; sleep 0.1; done
+  cat "$T/lost.out"
+  grep -q "no longer exists (deleted outside airlock); it is not re-created" "$T/lost.out"
+  ! grep -q '^rc=0' "$T/lost.out"
+  run al exec s -- 'echo again'
+  [ "$status" -ne 0 ]
+  [[ "$output" == *lost* ]]
+  # No second sandbox, ever.
+  [ "$(ctl GET /_double/log | grep -c '"method": "POST", "path": "/api/sandbox"')" -eq 1 ]
+  [ "$(ctl GET /_double/sandboxes)" = "[]" ]
+}
+
+@test "daytona exec: a timeout while the toolbox cannot be reached: 124, and the command dies in the sandbox" {
+  al session open s
+  marker=$((RANDOM + 2000))
+  # Every toolbox call fails from the start of the command on (its start
+  # excepted: the first two calls of it get through).
+  ctl POST /_double/faults '{"match":"(GET|POST) /toolbox/.*/(logs|execute)$","times":100000,"drop_after":0}'
+  run al exec s --timeout 3 -- "sleep $marker.8"
+  echo "$output"
+  [ "$status" -eq 124 ] || [ "$status" -eq 143 ]
+  pgrep -f "^sleep $marker.8" > /dev/null || true
+  ctl DELETE /_double/faults > /dev/null
+  # The kill is sent once the toolbox answers, or the remote deadline
+  # (the wrapper's own) ends it: gone either way.
+  for i in $(seq 150); do pgrep -f "^sleep $marker.8" > /dev/null || break; sleep 0.1; done
+  ! pgrep -f "^sleep $marker.8"
+  run al exec s -- 'echo usable'
+  [ "$output" = usable ]
+}
+
+@test "daytona exec: background jobs run side by side with commands, each its own toolbox session" {
+  al session open s
+  run api_lines '{"id":1,"op":"open","session":"b","workdir":"/tmp"}' \
+    '{"id":2,"op":"exec","session":"b","background":true,"command":"sleep 2; echo bg-done"}' \
+    '{"id":3,"op":"exec","session":"b","command":"echo fg"}'
+  [[ "$output" == *'"stdout":"fg'* ]]
+  [ "$(ctl GET /_double/log | grep -c '"method": "POST", "path": "/toolbox/[^"]*/process/session"')" -ge 2 ]
+}
+
+# A command through the API: its stdout.
+api_exec () {
+  printf '%s\n' '{"id":1,"op":"exec","session":"'"$1"'","command":'"$(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$2")"'}' |
+    as_user timeout -k 5 120 "$AIRLOCK" serve | python3 -c 'import json,sys
+for l in sys.stdin:
+    v = json.loads(l)
+    if v.get("event") == "result" or "exit_code" in v: print(v.get("stdout", "").strip())'
+}
+
+api_lines () { printf '%s\n' "$@" | as_user timeout -k 5 120 "$AIRLOCK" serve; }
