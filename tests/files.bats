@@ -75,6 +75,10 @@ tree_sum () {
 }
 
 @test "files: a 200 MB binary round-trips intact, in bounded daemon memory" {
+  # daytona: files still travel as a job's stdin and output, and Daytona
+  # reads a command's output one line at a time through a shell: 200 MB
+  # would take minutes.  Its toolbox files API is the way (issue 14).
+  [ "${BACKEND:-local}" != daytona ] || skip "daytona: bulk files through the toolbox files API are not built yet"
   open_session
   # A name of its own: on ssh the remote /tmp is this machine's, shared.
   tb=/tmp/airlock-files-big.$$
