@@ -15,6 +15,7 @@ setup () {
   chmod 0700 "$RUNDIR"
   export EXTRA_ENV="XDG_RUNTIME_DIR=$RUNDIR AIRLOCK_SUPERVISOR=$AIRLOCK_SUPERVISOR AIRLOCK_BACKEND=$BACKEND AIRLOCK_DAEMON_IDLE_EXIT=30 ${BACKEND_ENV:-}"
   FW=$(mktemp -d /var/tmp/airlock-files.XXXXXX)
+  FW0=$FW
   H=$(mktemp -d "$T/files-host.XXXXXX") # the host's side: sources, dests
   chown "$TEST_USER" "$FW" "$H"
   chmod 0755 "$FW" "$H"
@@ -31,11 +32,18 @@ setup () {
 teardown () {
   stop_daemon
   ssh_cleanup
-  rm -rf "$FW" "$H" "$VICTIM"
+  rm -rf "$FW0" "$H" "$VICTIM"
 }
 
 al () { as_user timeout -k 5 "${AL_TIMEOUT:-120}" "$AIRLOCK" "$@"; }
-open_session () { al session open "${1:-f}" --workdir "$FW" > /dev/null; }
+open_session () {
+  al session open "${1:-f}" --workdir "$FW" > /dev/null
+  # daytona: the workdir is the sandbox's own (the double's sandboxes are
+  # directories of this host, at the same path).
+  if [ "$BACKEND" = daytona ]; then
+    FW=$(daytona_home "${1:-f}")
+  fi
+}
 api () { printf '%s\n' "$@" | as_user timeout -k 5 120 "$AIRLOCK" serve; }
 
 # A field of the last JSON line of $output.

@@ -102,10 +102,19 @@ only_backend () {
 # for local and docker (bound at the same path), for ssh the remote one
 # (SSH_WORKDIR, in the remote user's home: run-tests.sh takes it from
 # tests/ssh/sshd.sh).
+# daytona: the working directory of the Daytona double's sandbox of
+# session $1 (default: the newest sandbox), which is also its path on this
+# host (tests/doubles/README.md).
+daytona_home () {
+  timeout -k 5 30 curl -sS "$DAYTONA_DOUBLE/_double/sandboxes" | python3 -c 'import json,sys
+s = [x for x in json.load(sys.stdin) if not sys.argv[1] or x["name"].endswith("-" + sys.argv[1])]
+print(s[-1]["home"] if s else "")' "${1:-}"
+}
+
 session_workdir () {
   case ${BACKEND:-local} in
     ssh) echo "$SSH_WORKDIR" ;;
-    daytona) echo "$DAYTONA_WORKDIR" ;; # run-tests.sh: daytona.workdir
+    daytona) daytona_home ;;
     *) echo "$WORK" ;;
   esac
 }

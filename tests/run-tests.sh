@@ -376,9 +376,7 @@ stream_backends () {
     done
     if [ -n "$dport" ]; then
       export DAYTONA_DOUBLE="http://127.0.0.1:$dport" DAYTONA_API_URL="http://127.0.0.1:$dport/api"
-      # The sessions' workdir in the double's sandboxes (helpers.bash
-      # session_workdir): /tmp, which each of them has.
-      export DAYTONA_API_KEY="$dkey" DAYTONA_WORKDIR=/tmp
+      export DAYTONA_API_KEY="$dkey"
       echo "the Daytona double on 127.0.0.1:$dport (pid $dpid)"
       for suite in $DAYTONA_SUITES; do
         if [ ! -f "tests/$suite.bats" ]; then
@@ -387,7 +385,7 @@ stream_backends () {
         fi
         section "daytona: $suite.bats (BACKEND=daytona)"
         run_bats "daytona $suite" "$suite" BACKEND=daytona \
-          BACKEND_ENV="DAYTONA_API_URL=$DAYTONA_API_URL DAYTONA_API_KEY=$dkey AIRLOCK_DAYTONA_WORKDIR=$DAYTONA_WORKDIR"
+          BACKEND_ENV="DAYTONA_API_URL=$DAYTONA_API_URL DAYTONA_API_KEY=$dkey"
       done
     else
       echo "FAILED: the Daytona double did not start:"
