@@ -52,13 +52,20 @@ faults_applied () {
   [ "$(faults_applied)" -ge 10 ]
 }
 
-@test "daytona exec: 1 MB of binary output arrives byte for byte" {
+@test "daytona exec: 1 MB of binary output arrives byte for byte (the spill file is the raw output)" {
   al session open s
   run api_exec s 'head -c 1000000 /dev/urandom > /tmp/r.bin; md5sum < /tmp/r.bin | cut -c1-32'
   sum=$output
-  as_user timeout -k 5 120 "$AIRLOCK" exec s -- 'cat /tmp/r.bin' > "$T/r.bin"
-  [ "$(stat -c %s "$T/r.bin")" -eq 1000000 ]
-  [ "$(md5sum < "$T/r.bin" | cut -c1-32)" = "$sum" ]
+  [ ${#sum} -eq 32 ]
+  spill=$(printf '%s\n' '{"id":1,"op":"exec","session":"s","command":"cat /tmp/r.bin"}' |
+    as_user timeout -k 5 120 "$AIRLOCK" serve | python3 -c 'import json,sys
+for l in sys.stdin:
+    v = json.loads(l)
+    if v.get("spill_path"): print(v["spill_path"])')
+  [ -n "$spill" ]
+  [ "$(stat -c %s "$spill")" -eq 1000000 ]
+  [ "$(md5sum < "$spill" | cut -c1-32)" = "$sum" ]
+  rm -f "$spill"
 }
 
 @test "daytona exec: the sandbox deleted behind our back: the session is lost, said so, never re-created" {
