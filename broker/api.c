@@ -506,7 +506,10 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
         send_error (c, id, "busy", "out of memory");
       goto out;
     }
-  if (!workdir && strcmp (config_string (ds->cfg, "backend"), "ssh"))
+  /* ssh and daytona share no host directory: their working directory is
+   * the remote one. */
+  const char *be = config_string (ds->cfg, "backend");
+  if (!workdir && strcmp (be, "ssh") && strcmp (be, "daytona"))
     {
       send_error (c, id, "missing_field", "field \"workdir\" is required for the %s "
                   "backend (the host directory the session shares)",

@@ -145,10 +145,10 @@ write_cfg () { printf '%s\n' "$1" > "$CFG"; chown "$TEST_USER" "$CFG"; }
   [ "$(field_of 4 exit_code)" = 0 ]
 }
 
-@test "api: workdir may be left out only where the session shares no host directory (ssh)" {
+@test "api: workdir may be left out only where the session shares no host directory (ssh, daytona)" {
   run api '{"id":1,"op":"open","session":"w"}' '{"id":2,"op":"close","session":"w"}'
   echo "$output"
-  if [ "${BACKEND:-local}" = ssh ]; then
+  if [ "${BACKEND:-local}" = ssh ] || [ "${BACKEND:-local}" = daytona ]; then
     [ "$(field_of 1 ok)" = true ]
   else
     [ "$(field_of 1 error.code)" = missing_field ]

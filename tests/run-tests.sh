@@ -359,11 +359,14 @@ stream_backends () {
   if [ -n "$DAYTONA_SUITES" ]; then
     section "daytona: the Daytona double"
     use_release_prefix
-    local dstate="$T/daytona-double" dkey
+    # Its sandboxes' directories outside /tmp: the files API lets a
+    # session write in its workdir and /tmp, so a workdir under /tmp would
+    # hide what files.bats checks.
+    local dstate dkey
+    dstate=$(mktemp -d /var/tmp/airlock-daytona.XXXXXX)
     dkey=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
-    rm -rf "$dstate"
-    mkdir -p "$dstate"
     chown "$OTHER_USER" "$dstate"
+    chmod 0755 "$dstate"
     install -m 0755 tests/doubles/daytona tests/doubles/daytona-agent "$T/"
     (cd / && exec runuser -u "$OTHER_USER" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
        HOME="$dstate" timeout -k 5 5400 "$T/daytona" --port 0 --api-key "$dkey" \
@@ -394,6 +397,7 @@ stream_backends () {
     fi
     kill -TERM "$dpid" 2>/dev/null
     wait "$dpid" 2>/dev/null
+    rm -rf "$dstate"
     unset DAYTONA_DOUBLE DAYTONA_API_URL DAYTONA_API_KEY
   fi
 
