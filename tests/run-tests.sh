@@ -433,7 +433,7 @@ BACKENDS_OTHER_USER=${BACKENDS_OTHER_USER:-${OTHER_USER}b}
 DOCKER_SUITES=${DOCKER_SUITES-sessions files spool hygiene lifecycle api docker}
 SSH_SUITES=${SSH_SUITES-sessions spool hygiene lifecycle api ssh files}
 SINGULARITY_SUITES=${SINGULARITY_SUITES-sessions singularity files}
-DAYTONA_SUITES=${DAYTONA_SUITES-daytona-double sessions files daytona}
+DAYTONA_SUITES=${DAYTONA_SUITES-daytona-double sessions files daytona daytona-exec}
 SINGULARITY_MODE=${SINGULARITY_MODE:-unprivileged}
 export BUILDDIR FUZZ_SECONDS
 
