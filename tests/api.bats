@@ -324,6 +324,9 @@ write_cfg () { printf '%s\n' "$1" > "$CFG"; chown "$TEST_USER" "$CFG"; }
   want=$(sed -n '/^\$ AIRLOCK_EXEC_TIMEOUT=60 airlock config show | head -n 4$/,/^```$/p' docs/config.md | sed '1d;$d')
   [ -n "$want" ]
   run env EXTRA_ENV="$EXTRA_ENV AIRLOCK_BACKEND= AIRLOCK_EXEC_TIMEOUT=60" \
-    bash -c 'source tests/helpers.bash; as_user "$AIRLOCK" config show | head -n 4'
+    bash -c 'source tests/helpers.bash; as_user "$AIRLOCK" config show 2> "$T/config-show.err" | head -n 4'
+  # (stderr apart: it failed once in CI on the ssh stream, output unseen,
+  # and passed on every rerun; its stderr is printed when it fails)
+  cat "$T/config-show.err" >&2 || true
   [ "$output" = "$want" ]
 }
