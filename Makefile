@@ -85,7 +85,7 @@ HELPER_SRCS := $(wildcard helper/*.c)
 DAYTONA_FLAGS := $(if $(wildcard backends/daytona_session.c),-DHAVE_DAYTONA_SESSION)
 BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_session.c backends/supervisor_protocol.c backends/supervisor_client.c \
                 backends/xprintf.c backends/posture.c backends/cgroup_oom.c backends/size_text.c \
-                backends/sif_cache.c backends/http_body.c \
+                backends/sif_cache.c backends/http_body.c backends/sh_words.c backends/event_queue.c \
                 $(sort $(wildcard backends/docker*.c)) $(sort $(wildcard backends/daytona*.c)) $(sort $(wildcard backends/ssh*.c)) \
                 $(sort $(wildcard backends/singularity*.c))
 POLICY_SRCS := $(sort $(wildcard policy/*.c))
@@ -205,7 +205,7 @@ $(BUILDDIR)/airlock-session-driver: tests/session_driver.c $(DRIVER_SRCS) helper
 	  tests/session_driver.c $(DRIVER_SRCS) helper/protocol.c $(LDHARDEN)
 
 # The ssh backend alone, streaming through a real sshd (tests/ssh-backend.bats).
-SSH_STREAM_SRCS := tests/ssh_stream.c backends/ssh_session.c backends/ssh_transport.c backends/xprintf.c
+SSH_STREAM_SRCS := tests/ssh_stream.c backends/ssh_session.c backends/ssh_transport.c backends/sh_words.c backends/event_queue.c backends/xprintf.c
 $(BUILDDIR)/airlock-ssh-stream: $(SSH_STREAM_SRCS) $(BUILDDIR)/gen/ssh_wrapper.h $(wildcard backends/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -I$(BUILDDIR)/gen -o $@ $(SSH_STREAM_SRCS) $(LDHARDEN)

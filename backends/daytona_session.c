@@ -32,8 +32,10 @@
 #include <unistd.h>
 
 #include "daytona_wrapper.h"
+#include "event_queue.h"
 #include "files_host.h"
 #include "monotonic_ms.h"
+#include "sh_words.h"
 #include "xprintf.h"
 
 #define POLL_FIRST_MS 20
@@ -75,12 +77,6 @@ struct dt_job {
   bool reported;             /* EXITED or ERROR queued */
 };
 
-struct event_item {
-  struct event_item *next;
-  struct backend_event ev;
-  void *data;
-};
-
 struct backend_session {
   pthread_mutex_t lock;
   pthread_cond_t wake;
@@ -89,7 +85,7 @@ struct backend_session {
   volatile int stop;   /* read by daytona_call between attempts */
   int efd;
   struct dt_job *jobs;
-  struct event_item *q_head, *q_tail, *cur;
+  struct event_queue q;       /* under the lock */
   char *lost;                /* the session is gone: why */
   bool unreachable;          /* the last call got no answer */
   char token[17];
@@ -104,31 +100,23 @@ struct backend_session {
 
 /* ---- events (under the lock) ---- */
 
+/* The daemon's thread looks at the session (ops->event_fd). */
 static void
-push_event (struct backend_session *s, const struct backend_event *ev,
-            const void *data, size_t len, const char *msg)
+wake_daemon (struct backend_session *s)
 {
-  struct event_item *it = calloc (1, sizeof *it);
-  if (!it)
-    return;
-  it->ev = *ev;
-  if (data && len && (it->data = malloc (len)))
-    {
-      memcpy (it->data, data, len);
-      it->ev.data = it->data;
-    }
-  else if (msg && (it->data = strdup (msg)))
-    it->ev.message = it->data;
-  if (s->q_tail)
-    s->q_tail->next = it;
-  else
-    s->q_head = it;
-  s->q_tail = it;
   uint64_t one = 1;
   if (write (s->efd, &one, sizeof one) < 0)
     {
       /* the counter is already non-zero */
     }
+}
+
+static void
+push_event (struct backend_session *s, const struct backend_event *ev,
+            const void *data, size_t len, const char *msg)
+{
+  event_queue_push (&s->q, ev, data, len, msg);
+  wake_daemon (s);
 }
 
 static void
@@ -158,110 +146,19 @@ report_end (struct backend_session *s, struct dt_job *j, int status, const char 
 
 /* ---- the sandbox's words ---- */
 
-/* s as one sh word. */
-static char *
-sh_quote (const char *s)
-{
-  size_t n = 3;
-  for (const char *p = s; *p; p++)
-    n += *p == '\'' ? 4 : 1;
-  char *q = malloc (n), *o = q;
-  if (!q)
-    return NULL;
-  *o++ = '\'';
-  for (const char *p = s; *p; p++)
-    if (*p == '\'')
-      {
-        memcpy (o, "'\\''", 4);
-        o += 4;
-      }
-    else
-      *o++ = *p;
-  *o++ = '\'';
-  *o = 0;
-  return q;
-}
-
-/* The env file: `export NAME=VALUE` lines; names that are not shell
- * names cannot be exported by sh and are left out. */
-static char *
-env_file (const char *const *envp)
-{
-  size_t cap = 1, len = 0;
-  char *f = calloc (1, 1);
-  for (const char *const *e = envp; f && e && *e; e++)
-    {
-      const char *eq = strchr (*e, '=');
-      if (!eq || eq == *e)
-        continue;
-      bool ok = true;
-      for (const char *p = *e; p < eq; p++)
-        if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z')
-              || (p > *e && *p >= '0' && *p <= '9')))
-          ok = false;
-      if (!ok)
-        continue;
-      char *v = sh_quote (eq + 1);
-      char *line = v ? xprintf ("export %.*s=%s\n", (int) (eq - *e), *e, v) : NULL;
-      free (v);
-      if (!line)
-        {
-          free (f);
-          return NULL;
-        }
-      size_t n = strlen (line);
-      if (len + n + 1 > cap)
-        {
-          cap = (len + n + 1) * 2;
-          char *g = realloc (f, cap);
-          if (!g)
-            {
-              free (line);
-              free (f);
-              return NULL;
-            }
-          f = g;
-        }
-      memcpy (f + len, line, n + 1);
-      len += n;
-      free (line);
-    }
-  return f;
-}
-
 /* The exec's text: the wrapper behind its preamble, in a subshell. */
 static char *
 exec_text (struct backend_session *s, const struct dt_job *j, const struct backend_spawn *sp)
 {
-  char *env = env_file (sp->envp);
+  char *env = sh_export_lines (sp->envp);
   char *se = sp->script ? files_base64_encode (sp->script, sp->script_len) : strdup ("");
   char *ee = env ? files_base64_encode (env, strlen (env)) : NULL;
   char *cw = sh_quote (sp->cwd ? sp->cwd : "/");
-  size_t alen = 1;
-  for (const char *const *a = sp->argv; *a; a++)
-    alen += strlen (*a) * 4 + 3;
-  char *args = malloc (alen), *o = args;
-  if (args)
-    *o = 0;
-  for (const char *const *a = sp->argv; args && *a; a++)
-    {
-      char *q = sh_quote (*a);
-      if (!q)
-        {
-          free (args);
-          args = NULL;
-          break;
-        }
-      o += sprintf (o, " %s", q);
-      free (q);
-    }
-  /* The remote deadline a little after ours: ours ends the job (124);
-   * the remote one holds when we cannot reach the sandbox. */
-  unsigned long long tmo = sp->timeout_ms ? sp->timeout_ms + 1000 : 0;
+  char *args = sh_argv_words (sp->argv);
   char *t = env && se && ee && cw && args
                 ? xprintf ("(\nM=run RID=0 N=airlock-%s-%u S='%s' E='%s' IN=%d T=%llu G=%u CW=%s\nset --%s\n%s)\n",
-                           s->token, j->id, se, ee, sp->stdin_pipe ? 1 : 0, tmo,
-                           sp->grace_ms ? sp->grace_ms : 2000, cw, args, DAYTONA_WRAPPER)
+                           s->token, j->id, se, ee, sp->stdin_pipe ? 1 : 0, j->timeout_ms,
+                           j->grace_ms, cw, args, DAYTONA_WRAPPER)
                 : NULL;
   free (env);
   free (se);
@@ -351,10 +248,7 @@ session_lost (struct backend_session *s, char *why)
             j->ended = true;
             report_end (s, j, 0, s->lost);
           }
-      uint64_t one = 1;
-      if (write (s->efd, &one, sizeof one) < 0)
-        {
-        }
+      wake_daemon (s);
     }
   pthread_mutex_unlock (&s->lock);
   free (why);
@@ -908,6 +802,8 @@ dt_spawn (struct backend_session *s, const struct backend_spawn *sp, char **err)
     }
   j->id = sp->job;
   j->stdin_pipe = sp->stdin_pipe;
+  /* The remote deadline a little after ours: ours ends the job (124);
+   * the remote one holds when we cannot reach the sandbox. */
   j->timeout_ms = sp->timeout_ms ? sp->timeout_ms + 1000 : 0;
   j->grace_ms = sp->grace_ms ? sp->grace_ms : 2000;
   j->started_ms = monotonic_ms ();
@@ -1008,22 +904,9 @@ static int
 dt_next_event (struct backend_session *s, struct backend_event *ev, char **err)
 {
   pthread_mutex_lock (&s->lock);
-  if (s->cur)
-    {
-      free (s->cur->data);
-      free (s->cur);
-      s->cur = NULL;
-    }
   int rc = 0;
-  if (s->q_head)
-    {
-      s->cur = s->q_head;
-      s->q_head = s->cur->next;
-      if (!s->q_head)
-        s->q_tail = NULL;
-      *ev = s->cur->ev;
-      rc = 1;
-    }
+  if (event_queue_pop (&s->q, ev))
+    rc = 1;
   else
     {
       uint64_t v;
@@ -1088,17 +971,7 @@ free_session (struct backend_session *s)
       n = j->next;
       free_job (j);
     }
-  for (struct event_item *e = s->q_head, *n; e; e = n)
-    {
-      n = e->next;
-      free (e->data);
-      free (e);
-    }
-  if (s->cur)
-    {
-      free (s->cur->data);
-      free (s->cur);
-    }
+  event_queue_clear (&s->q);
   daytona_http_free (s->h);
   daytona_http_free (s->main_h);
   daytona_sandbox_clear (&s->sb);

@@ -41,6 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "event_queue.h"
+#include "sh_words.h"
 #include "ssh_wrapper.h"
 #include "xprintf.h"
 #include "monotonic_ms.h"
@@ -90,12 +92,6 @@ struct ssh_job {
   struct ssh_job *next;
 };
 
-struct event_item {
-  struct backend_event ev;
-  void *data;
-  struct event_item *next;
-};
-
 struct backend_session {
   struct ssh_target t;
   char *name;                  /* user@host:port */
@@ -106,7 +102,7 @@ struct backend_session {
   int ep, timer;
   struct ssh_job *jobs;
   struct ssh_job *agent;       /* the agent's channel (ssh_agent.sh) */
-  struct event_item *q_head, *q_tail, *cur;
+  struct event_queue q;
   char *target_key;            /* for sharing the master (master_refs) */
 };
 
@@ -146,28 +142,6 @@ master_ref (const char *key, int delta)
 /* ---- events ---- */
 
 static void
-push_event (struct backend_session *s, const struct backend_event *ev,
-            const void *data, size_t len, const char *msg)
-{
-  struct event_item *it = calloc (1, sizeof *it);
-  if (!it)
-    return;
-  it->ev = *ev;
-  if (data && len && (it->data = malloc (len)))
-    {
-      memcpy (it->data, data, len);
-      it->ev.data = it->data;
-    }
-  else if (msg && (it->data = strdup (msg)))
-    it->ev.message = it->data;
-  if (s->q_tail)
-    s->q_tail->next = it;
-  else
-    s->q_head = it;
-  s->q_tail = it;
-}
-
-static void
 report_end (struct backend_session *s, struct ssh_job *j, int status, const char *lost)
 {
   if (j->reported)
@@ -180,7 +154,7 @@ report_end (struct backend_session *s, struct ssh_job *j, int status, const char
     {
       ev.type = BACKEND_ERROR;
       char *m = xprintf ("the command on %s was lost: %s", s->name, lost);
-      push_event (s, &ev, NULL, 0, m ? m : lost);
+      event_queue_push (&s->q, &ev, NULL, 0, m ? m : lost);
       free (m);
       fprintf (stderr, "airlock: session %s, job %u: lost: %s\n", s->session, j->id, lost);
     }
@@ -188,7 +162,7 @@ report_end (struct backend_session *s, struct ssh_job *j, int status, const char
     {
       ev.type = BACKEND_EXITED;
       ev.exit_code = status;
-      push_event (s, &ev, NULL, 0, NULL);
+      event_queue_push (&s->q, &ev, NULL, 0, NULL);
     }
 }
 
@@ -305,7 +279,7 @@ channel_close (struct backend_session *s, struct ssh_job *j, bool kill_it)
 static char *
 wrapper_input (struct backend_session *s, const char *vars)
 {
-  char *base = ssh_sh_quote (s->remote_dir);
+  char *base = sh_quote (s->remote_dir);
   char *code = base ? xprintf ("B=%s %s\n%s", base, vars, SSH_WRAPPER) : NULL;
   free (base);
   if (!code)
@@ -363,7 +337,7 @@ agent_start (struct backend_session *s, char **err)
   if (channel_live (a))
     return 0;
   static const char stage1[] = "exec bash -c 'read -r n && eval \"$(head -c \"$n\")\"'";
-  char *base = ssh_sh_quote (s->remote_dir);
+  char *base = sh_quote (s->remote_dir);
   char *code = base ? xprintf ("B=%s M=agent TOK=%s\n%s%s", base, s->token, SSH_WRAPPER,
                                SSH_AGENT) : NULL;
   char *in = code ? xprintf ("%zu\n%s%zu\n%s", strlen (stage1), stage1, strlen (code), code)
@@ -418,7 +392,7 @@ send_signal (struct backend_session *s, struct ssh_job *j, int sig)
 static int
 resume (struct backend_session *s, struct ssh_job *j, char **err)
 {
-  char *name = ssh_sh_quote (j->name);
+  char *name = sh_quote (j->name);
   char *vars = name ? xprintf ("M=resume J=%s O1=%llu O2=%llu O3=%llu", name,
                                (unsigned long long) j->off[1],
                                (unsigned long long) j->off[2],
@@ -467,7 +441,7 @@ output (struct backend_session *s, struct ssh_job *j, int stream, const char *p,
     return;
   struct backend_event ev = { .type = BACKEND_OUTPUT, .job = j->id, .stream = stream,
                               .len = n };
-  push_event (s, &ev, p, n, NULL);
+  event_queue_push (&s->q, &ev, p, n, NULL);
 }
 
 /* One header line (without its newline). */
@@ -507,7 +481,7 @@ frame (struct backend_session *s, struct ssh_job *j, char *h)
         {
           j->pid = (uint32_t) strtoul (arg, NULL, 10);
           struct backend_event ev = { .type = BACKEND_STARTED, .job = j->id, .pid = j->pid };
-          push_event (s, &ev, NULL, 0, NULL);
+          event_queue_push (&s->q, &ev, NULL, 0, NULL);
         }
     }
   else if (c == 'R')
@@ -832,59 +806,6 @@ find_job (struct backend_session *s, uint32_t id)
   return NULL;
 }
 
-static bool
-env_name_ok (const char *e, size_t n)
-{
-  if (!n || (e[0] >= '0' && e[0] <= '9'))
-    return false;
-  for (size_t i = 0; i < n; i++)
-    if (!(e[i] == '_' || (e[i] >= 'a' && e[i] <= 'z') || (e[i] >= 'A' && e[i] <= 'Z')
-          || (e[i] >= '0' && e[i] <= '9')))
-      return false;
-  return true;
-}
-
-/* The job's environment as a file the runner sources: export NAME='value'
- * lines, so no value reaches an argv.  (The job's mark, AIRLOCK_SSH_JOB,
- * is the runner's own: set on its first exec, ssh_wrapper.sh.) */
-static char *
-env_file (const char *const *envp)
-{
-  size_t cap = 1, len = 0;
-  char *out = calloc (1, 1);
-  for (const char *const *e = envp; out && e && *e; e++)
-    {
-      const char *eq = strchr (*e, '=');
-      if (!eq || !env_name_ok (*e, (size_t) (eq - *e)))
-        continue;
-      char *q = ssh_sh_quote (eq + 1);
-      char *line = q ? xprintf ("export %.*s=%s\n", (int) (eq - *e), *e, q) : NULL;
-      free (q);
-      if (!line)
-        {
-          free (out);
-          return NULL;
-        }
-      size_t n = strlen (line);
-      if (len + n + 1 > cap)
-        {
-          cap = (len + n + 1) * 2;
-          char *o = realloc (out, cap);
-          if (!o)
-            {
-              free (line);
-              free (out);
-              return NULL;
-            }
-          out = o;
-        }
-      memcpy (out + len, line, n + 1);
-      len += n;
-      free (line);
-    }
-  return out;
-}
-
 static int
 ssh_op_spawn (struct backend_session *s, const struct backend_spawn *sp, char **err)
 {
@@ -900,26 +821,11 @@ ssh_op_spawn (struct backend_session *s, const struct backend_spawn *sp, char **
   j->grace_ms = sp->grace_ms ? sp->grace_ms : 2000;
   j->retry_at = -1;
   snprintf (j->name, sizeof j->name, "%s-%u", s->token, sp->job);
-  char *env = env_file (sp->envp);
+  char *env = sh_export_lines (sp->envp);
   /* argv as sh words; the session layer's are fixed (no secrets). */
-  size_t alen = 1;
-  for (const char *const *a = sp->argv; *a; a++)
-    alen += strlen (*a) * 4 + 3;
-  char *args = malloc (alen), *o = args;
-  for (const char *const *a = sp->argv; args && *a; a++)
-    {
-      char *q = ssh_sh_quote (*a);
-      if (!q)
-        {
-          free (args);
-          args = NULL;
-          break;
-        }
-      o += sprintf (o, " %s", q);
-      free (q);
-    }
-  char *cwd = ssh_sh_quote (sp->cwd ? sp->cwd : "/");
-  char *name = ssh_sh_quote (j->name);
+  char *args = sh_argv_words (sp->argv);
+  char *cwd = sh_quote (sp->cwd ? sp->cwd : "/");
+  char *name = sh_quote (j->name);
 
   /* The remote deadline a little after ours: ours ends the job (124);
    * the remote one holds when we cannot reach the host. */
@@ -1070,13 +976,7 @@ static int
 ssh_op_next_event (struct backend_session *s, struct backend_event *ev, char **err)
 {
   (void) err; /* the session is never lost as a whole: jobs are */
-  if (s->cur)
-    {
-      free (s->cur->data);
-      free (s->cur);
-      s->cur = NULL;
-    }
-  if (!s->q_head)
+  if (event_queue_empty (&s->q))
     {
       uint64_t ticks;
       if (read (s->timer, &ticks, sizeof ticks) < 0)
@@ -1105,14 +1005,7 @@ ssh_op_next_event (struct backend_session *s, struct backend_event *ev, char **e
         }
       arm_timer (s);
     }
-  if (!s->q_head)
-    return 0;
-  s->cur = s->q_head;
-  s->q_head = s->cur->next;
-  if (!s->q_head)
-    s->q_tail = NULL;
-  *ev = s->cur->ev;
-  return 1;
+  return event_queue_pop (&s->q, ev) ? 1 : 0;
 }
 
 static int
@@ -1179,18 +1072,7 @@ free_session (struct backend_session *s)
       free (s->agent->why_down);
       free (s->agent);
     }
-  while (s->q_head)
-    {
-      struct event_item *it = s->q_head;
-      s->q_head = it->next;
-      free (it->data);
-      free (it);
-    }
-  if (s->cur)
-    {
-      free (s->cur->data);
-      free (s->cur);
-    }
+  event_queue_clear (&s->q);
   if (s->ep >= 0)
     close (s->ep);
   if (s->timer >= 0)
@@ -1230,7 +1112,7 @@ ssh_op_close (struct backend_session *s)
       char *names = calloc (1, n + 1), *o = names;
       for (struct ssh_job *j = s->jobs; names && j; j = j->next)
         o += sprintf (o, "%s%s", o == names ? "" : " ", j->name);
-      char *q = names ? ssh_sh_quote (names) : NULL;
+      char *q = names ? sh_quote (names) : NULL;
       char *vars = q ? xprintf ("M=close TOK=%s J=%s", s->token, q) : NULL;
       char *in = vars ? wrapper_input (s, vars) : NULL;
       char *out = NULL, *eout = NULL, *err = NULL;
@@ -1390,7 +1272,7 @@ ssh_session_open (const struct ssh_session_options *o, char **cwd, char **err)
   s->name = ssh_target_name (&s->t);
   /* The probe: sh, bash, the tools, the working and job directories;
    * stale job directories swept. */
-  char *wd = o->workdir ? ssh_sh_quote (o->workdir) : strdup ("''");
+  char *wd = o->workdir ? sh_quote (o->workdir) : strdup ("''");
   char *vars = wd ? xprintf ("M=probe WD=%s TTL=%lld", wd, o->job_ttl_s) : NULL;
   char *in = vars ? wrapper_input (s, vars) : NULL;
   free (wd);

@@ -85,26 +85,6 @@ ssh_target_name (const struct ssh_target *t)
   return xprintf ("%s%s%s%s", t->user ? t->user : "", t->user ? "@" : "", t->host, port);
 }
 
-char *
-ssh_sh_quote (const char *s)
-{
-  size_t n = 2;
-  for (const char *p = s; *p; p++)
-    n += *p == '\'' ? 4 : 1;
-  char *q = malloc (n + 1), *o = q;
-  if (!q)
-    return NULL;
-  *o++ = '\'';
-  for (const char *p = s; *p; p++)
-    if (*p == '\'')
-      o = stpcpy (o, "'\\''");
-    else
-      *o++ = *p;
-  *o++ = '\'';
-  *o = 0;
-  return q;
-}
-
 /* The argv, its strings malloc'd in *owned (freed by the caller). */
 static char **
 build_argv (const struct ssh_target *t, const char *control, bool verbose,

@@ -68,7 +68,4 @@ char *ssh_explain (const struct ssh_target *t, const char *ssh_stderr);
  * agent's key ..." (malloc'd), or NULL. */
 char *ssh_identities_tried (const char *verbose_stderr);
 
-/* Single-quoted for sh: 'it'\''s'. */
-char *ssh_sh_quote (const char *s);
-
 #endif
