@@ -116,6 +116,23 @@ ours (const cJSON *j, const struct daytona_sandbox_options *o)
   return true;
 }
 
+/* GET url (taken, NULL: out of memory): 0 with *r, -1 with *err. */
+static int
+api_get (struct daytona_http *h, char *url, uint64_t deadline, struct daytona_reply *r,
+         char **err)
+{
+  if (!url)
+    {
+      *err = xprintf ("out of memory");
+      return -1;
+    }
+  struct daytona_request rq = { .method = "GET", .url = url,
+                                .deadline_ms = call_deadline (deadline) };
+  int rc = daytona_call (h, &rq, r, err);
+  free (url);
+  return rc;
+}
+
 /* GET /sandbox/{idOrName}: 1 found (sb filled), 0 not found, -1 error;
  * with check, one without check's airlock labels is an error. */
 static int
@@ -124,18 +141,9 @@ get_checked (struct daytona_http *h, const char *id_or_name, uint64_t deadline,
              char **reason, char **err)
 {
   char *esc = daytona_http_escape (id_or_name);
-  char *url = esc ? xprintf ("/sandbox/%s", esc) : NULL;
-  free (esc);
-  if (!url)
-    {
-      *err = xprintf ("out of memory");
-      return -1;
-    }
-  struct daytona_request rq = { .method = "GET", .url = url,
-                                .deadline_ms = call_deadline (deadline) };
   struct daytona_reply r;
-  int rc = daytona_call (h, &rq, &r, err);
-  free (url);
+  int rc = api_get (h, esc ? xprintf ("/sandbox/%s", esc) : NULL, deadline, &r, err);
+  free (esc);
   if (rc < 0)
     return -1;
   if (r.status == 404)
@@ -203,16 +211,8 @@ find_sandbox (struct daytona_http *h, const struct daytona_sandbox_options *o,
   free (text);
   free (el);
   free (en);
-  if (!url)
-    {
-      *err = xprintf ("out of memory");
-      return -1;
-    }
-  struct daytona_request rq = { .method = "GET", .url = url,
-                                .deadline_ms = call_deadline (deadline) };
   struct daytona_reply r;
-  int rc = daytona_call (h, &rq, &r, err);
-  free (url);
+  int rc = api_get (h, url, deadline, &r, err);
   if (rc < 0)
     return -1;
   if (r.status != 200)
