@@ -525,6 +525,36 @@ wait_started (struct daytona_http *h, struct daytona_sandbox *sb,
   return rc;
 }
 
+/* A reused sandbox keeps the auto-stop interval of the open that made
+ * it; this open's daytona.auto_stop is what the user asked for now. */
+static int
+set_auto_stop (struct daytona_http *h, const struct daytona_sandbox *sb, int minutes,
+               uint64_t deadline, char **err)
+{
+  char *url = xprintf ("/sandbox/%s/autostop/%d", sb->id, minutes < 0 ? 0 : minutes);
+  struct daytona_request rq = { .method = "POST", .url = url,
+                                .deadline_ms = call_deadline (deadline) };
+  struct daytona_reply r;
+  int rc = url ? daytona_call (h, &rq, &r, err) : -1;
+  free (url);
+  if (rc < 0)
+    {
+      if (!*err)
+        *err = xprintf ("out of memory");
+      return -1;
+    }
+  if (r.status < 200 || r.status > 299)
+    {
+      char *what = xprintf ("setting the reused Daytona sandbox %s's auto-stop interval "
+                            "(daytona.auto_stop) to %d min", sb->name, minutes);
+      *err = daytona_error_text (h, &r, what ? what : "setting the auto-stop interval");
+      free (what);
+      rc = -1;
+    }
+  daytona_reply_free (&r);
+  return rc;
+}
+
 int
 daytona_sandbox_acquire (struct daytona_http *h, const struct daytona_sandbox_options *o,
                          struct daytona_sandbox *sb, char **err)
@@ -589,6 +619,11 @@ daytona_sandbox_acquire (struct daytona_http *h, const struct daytona_sandbox_op
             }
           free (derr);
         }
+      daytona_sandbox_clear (sb);
+      return -1;
+    }
+  if (sb->reused && set_auto_stop (h, sb, o->auto_stop_min, deadline, err) < 0)
+    {
       daytona_sandbox_clear (sb);
       return -1;
     }

@@ -195,6 +195,11 @@ EOF
   [[ "$output" == *"progress: starting stopped sandbox $SB"* ]]
   [[ "$output" == *"\"id\":\"$id\""*'"state":"started","toolbox_url":'*'"reused":true'* ]]
   [ "$(sandboxes)" = "$SB stopped" ]
+  # the reopening's auto-stop interval replaces the one it was made with
+  run drv acquire "$SB" $LABELS --release --keep --auto-stop 45
+  [ "$status" -eq 0 ]
+  run curl -sS -H "Authorization: Bearer $DAYTONA_API_KEY" "$DAYTONA_API_URL/sandbox/$id"
+  [[ "$output" == *'"autoStopInterval": 45'* || "$output" == *'"autoStopInterval":45'* ]]
   # archived (as Daytona does after auto_archive): restored at the next open
   curl -sS -X POST -H "Authorization: Bearer $DAYTONA_API_KEY" "$DAYTONA_API_URL/sandbox/$id/archive" > /dev/null
   for i in $(seq 100); do [ "$(sandboxes)" = "$SB archived" ] && break; sleep 0.1; done
