@@ -367,9 +367,15 @@ stream_backends () {
     dkey=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
     chown "$OTHER_USER" "$dstate"
     chmod 0755 "$dstate"
+    # The key reaches the double in a file, read before it listens and then
+    # removed: never in an argv (runuser's lives as long as the double).
+    local dkeyfile
+    dkeyfile=$(mktemp /var/tmp/airlock-daytona-key.XXXXXX)
+    printf '%s\n' "$dkey" > "$dkeyfile"
+    chown "$OTHER_USER" "$dkeyfile"
     install -m 0755 tests/doubles/daytona tests/doubles/daytona-agent "$T/"
     (cd / && exec runuser -u "$OTHER_USER" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
-       HOME="$dstate" timeout -k 5 5400 "$T/daytona" --port 0 --api-key "$dkey" \
+       HOME="$dstate" DAYTONA_DOUBLE_API_KEY_FILE="$dkeyfile" timeout -k 5 5400 "$T/daytona" --port 0 \
        --airlock "$AIRLOCK" --state "$dstate") > "$T/daytona-double.out" 2> "$T/daytona-double.err" &
     local dpid=$! dport=
     for _ in $(seq 100); do
@@ -377,6 +383,7 @@ stream_backends () {
       [ -z "$dport" ] || break
       sleep 0.1
     done
+    rm -f "$dkeyfile"
     if [ -n "$dport" ]; then
       export DAYTONA_DOUBLE="http://127.0.0.1:$dport" DAYTONA_API_URL="http://127.0.0.1:$dport/api"
       export DAYTONA_API_KEY="$dkey"
