@@ -111,7 +111,7 @@ HELPER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/%.o,$(HELPER_SRCS))
 CLIENT_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/broker-%.o,$(CLIENT_SRCS))
 DAEMON_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/broker-%.o,$(DAEMON_SRCS))
 
-.PHONY: all bench bench-peers check check-installed test unit fuzz fuzz-smoke deps demo install install-setuid \
+.PHONY: all bench bench-peers check check-installed test unit fuzz fuzz-smoke deps demo install install-setuid sdk-proofs \
         install-caps uninstall clean helper-lines
 
 # The man pages carry the version and the paths this build looks in.
@@ -319,11 +319,28 @@ TEST_TOOLS := $(BUILDDIR)/airlock-probe $(BUILDDIR)/airlock-hostile $(BUILDDIR)/
 # private prefix); ends with "N passed, N failed".  Warnings are errors
 # here, and in the suite's own builds (exported to them).
 check: deps
+	$(MAKE) sdk-proofs
 	$(MAKE) check-installed
 check-installed: export WERROR = 1
 check-installed: all $(TEST_TOOLS)
 	BUILDDIR=$(BUILDDIR) tests/run-tests.sh
 test: check
+
+# The official SDKs that prove a test double's fidelity
+# (tests/doubles/NAME/check.mjs), pinned by their package-lock.json and
+# installed into $(BUILDDIR)/NAME, never globally.  make check installs
+# them; when npm or the registry fails, the proof tests fail and say so.
+SDK_PROOFS := daytona-sdk
+.PHONY: $(SDK_PROOFS)
+$(SDK_PROOFS): %: $(BUILDDIR)/%/.installed
+$(BUILDDIR)/%/.installed: tests/doubles/%/package.json tests/doubles/%/package-lock.json
+	@mkdir -p $(@D)
+	cp $^ $(@D)/
+	cd $(@D) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+sdk-proofs:
+	@for p in $(SDK_PROOFS); do $(MAKE) --no-print-directory -s $(BUILDDIR)/$$p/.installed \
+	  || echo "airlock: installing the official SDK $$p failed: its proof test will fail" >&2; done
 
 # ---- packages ----
 DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev \
