@@ -19,6 +19,8 @@ enum backend_event_type {
                       shell wrapper on the job's fd 3), data, len */
   BACKEND_EXITED,  /* job, exit_code or signal (>0): its output is complete */
   BACKEND_ERROR,   /* job (0: the session), message */
+  BACKEND_FILE_DONE, /* job: a file_put or file_get's ticket; message:
+                        NULL when it is done, else why it failed */
 };
 
 struct backend_event {
@@ -121,6 +123,22 @@ struct backend_ops {
    * memory (its own memory cgroup's count); -1: not known.  NULL: never
    * known. */
   long long (*oom_kills) (struct backend_session *s);
+  /* Optional (NULL: files move through jobs only): a whole file moved
+   * by the backend's own files API, outside any job, for a remote
+   * sandbox whose jobs' stdin and stdout are slow.  Asynchronous: 0 now,
+   * then one BACKEND_FILE_DONE event for ticket (chosen by the caller);
+   * or -1 with *err.  The call ends within timeout_ms (0: an hour).
+   * file_put: the host file host_path (read when the transfer runs; it
+   * must stay until the event) becomes a new file in the sandbox at an
+   * unguessable path the backend picks, written into remote (remote_size
+   * bytes at most) before the call returns; the caller removes it.
+   * file_get: the sandbox's file remote is written to the host file
+   * host_path (created 0600), and then removed from the sandbox, whatever
+   * the outcome. */
+  int (*file_put) (struct backend_session *s, uint32_t ticket, const char *host_path,
+                   uint64_t timeout_ms, char *remote, size_t remote_size, char **err);
+  int (*file_get) (struct backend_session *s, uint32_t ticket, const char *remote,
+                   const char *host_path, uint64_t timeout_ms, char **err);
   /* End the session: no process, mount or file of it is left behind. */
   void (*close) (struct backend_session *s);
 };

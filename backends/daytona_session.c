@@ -77,6 +77,21 @@ struct dt_job {
   bool reported;             /* EXITED or ERROR queued */
 };
 
+/* A file moved by the toolbox's files API (ops file_put, file_get): a
+ * thread of its own with its own client, so that a long transfer never
+ * holds up the worker's polls of running commands. */
+struct dt_file {
+  struct dt_file *next;
+  struct backend_session *s;
+  pthread_t thread;
+  uint32_t ticket;
+  bool put;
+  char *host_path;
+  char *remote;
+  uint64_t deadline;
+  bool finished;              /* under the lock: ready to be joined */
+};
+
 struct backend_session {
   pthread_mutex_t lock;
   pthread_cond_t wake;
@@ -85,6 +100,8 @@ struct backend_session {
   volatile int stop;   /* read by daytona_call between attempts */
   int efd;
   struct dt_job *jobs;
+  struct dt_file *files;      /* under the lock; joined at close */
+  unsigned nfiles;
   struct event_queue q;       /* under the lock */
   char *lost;                /* the session is gone: why */
   bool unreachable;          /* the last call got no answer */
@@ -212,11 +229,11 @@ tb_call (struct backend_session *s, const char *method, const char *url, const c
 /* After a 404 or an error answer: is the sandbox still there and started?
  * NULL when it is; else why the session is lost (malloc'd). */
 static char *
-sandbox_gone (struct backend_session *s)
+sandbox_gone_by (struct backend_session *s, struct daytona_http *h)
 {
   bool gone = false;
   char *err = NULL;
-  char *state = daytona_sandbox_state (s->h, &s->sb, &gone, &err);
+  char *state = daytona_sandbox_state (h, &s->sb, &gone, &err);
   char *why = NULL;
   if (gone)
     why = xprintf ("the Daytona sandbox %s (%s) no longer exists (deleted outside airlock); "
@@ -231,6 +248,13 @@ sandbox_gone (struct backend_session *s)
   free (state);
   free (err);
   return why;
+}
+
+/* The same, from the worker. */
+static char *
+sandbox_gone (struct backend_session *s)
+{
+  return sandbox_gone_by (s, s->h);
 }
 
 static void
@@ -963,6 +987,190 @@ dt_posture (struct backend_session *s, struct backend_posture *p, char **err)
   return 0;
 }
 
+/* ---- files (ops file_put, file_get) ---- */
+
+#define FILES_MAX_AT_ONCE 4
+
+/* The transfer itself: NULL when done, else why not (malloc'd). */
+static char *
+move_file (struct backend_session *s, struct daytona_http *h, struct dt_file *f)
+{
+  char *q = daytona_http_escape (f->remote);
+  char *url = !q ? NULL : f->put ? tb_url (s, "/files/bulk-upload")
+                                 : tb_url (s, "/files/download?path=%s", q);
+  char *why = NULL, *err = NULL;
+  /* One multipart request, the bulk upload's one file. */
+  struct daytona_part parts[] = {
+    { .name = "files[0].path", .value = f->remote },
+    { .name = "files[0].file", .file_path = f->host_path, .filename = "airlock.tar" },
+  };
+  struct daytona_request rq = {
+    .method = f->put ? "POST" : "GET", .url = url, .deadline_ms = f->deadline,
+    .cancel = &s->stop, .parts = f->put ? parts : NULL, .nparts = f->put ? 2 : 0,
+    .body_path = f->put ? NULL : f->host_path,
+  };
+  struct daytona_reply r;
+  if (!url)
+    why = xprintf ("out of memory");
+  else if (daytona_call (h, &rq, &r, &err) < 0)
+    why = err ? err : xprintf ("no answer");
+  else
+    {
+      if (r.status < 200 || r.status > 299)
+        {
+          why = daytona_error_text (h, &r, f->put ? "uploading to the sandbox"
+                                                  : "downloading from the sandbox");
+          if (r.status == 404 || r.status == 400)
+            {
+              /* the sandbox itself may be gone: say so rather */
+              char *gone = sandbox_gone_by (s, h);
+              if (gone)
+                {
+                  free (why);
+                  why = gone;
+                }
+            }
+        }
+      daytona_reply_free (&r);
+    }
+  free (url);
+  if (!f->put)
+    {
+      /* the stream's file goes, whatever happened */
+      char *del = q ? tb_url (s, "/files?path=%s", q) : NULL;
+      struct daytona_request d = { .method = "DELETE", .url = del,
+                                   .deadline_ms = monotonic_ms () + CALL_MS,
+                                   .cancel = &s->stop };
+      char *derr = NULL;
+      if (del && daytona_call (h, &d, &r, &derr) == 0)
+        daytona_reply_free (&r);
+      free (derr);
+      free (del);
+    }
+  free (q);
+  return why;
+}
+
+static void *
+file_thread (void *arg)
+{
+  struct dt_file *f = arg;
+  struct backend_session *s = f->s;
+  struct daytona_http *h = daytona_http_new (s->api_url, &s->auth);
+  char *why = h ? move_file (s, h, f) : xprintf ("out of memory");
+  daytona_http_free (h);
+  pthread_mutex_lock (&s->lock);
+  struct backend_event ev = { .type = BACKEND_FILE_DONE, .job = f->ticket };
+  if (!s->stop)
+    push_event (s, &ev, NULL, 0, why);
+  s->nfiles--;
+  f->finished = true;
+  pthread_mutex_unlock (&s->lock);
+  free (why);
+  return NULL;
+}
+
+/* Transfers that ended are joined (under the lock: their threads hold
+ * it last when they mark themselves finished, so the join is quick). */
+static void
+reap_files (struct backend_session *s)
+{
+  for (struct dt_file **p = &s->files; *p;)
+    if ((*p)->finished)
+      {
+        struct dt_file *f = *p;
+        *p = f->next;
+        pthread_join (f->thread, NULL);
+        free (f->host_path);
+        free (f->remote);
+        free (f);
+      }
+    else
+      p = &(*p)->next;
+}
+
+static int
+start_file (struct backend_session *s, uint32_t ticket, bool put, const char *host_path,
+            const char *remote, uint64_t timeout_ms, char **err)
+{
+  struct dt_file *f = calloc (1, sizeof *f);
+  if (!f || !(f->host_path = strdup (host_path)) || !(f->remote = strdup (remote)))
+    {
+      if (f)
+        free (f->host_path);
+      free (f);
+      *err = xprintf ("out of memory");
+      return -1;
+    }
+  f->s = s;
+  f->ticket = ticket;
+  f->put = put;
+  f->deadline = monotonic_ms () + (timeout_ms ? timeout_ms : 3600 * 1000ULL);
+  pthread_mutex_lock (&s->lock);
+  reap_files (s);
+  int rc = 0;
+  if (s->lost)
+    *err = xprintf ("%s", s->lost);
+  else if (s->nfiles >= FILES_MAX_AT_ONCE)
+    *err = xprintf ("%u file transfers of this session are under way: wait for one to end",
+                    s->nfiles);
+  else if ((rc = pthread_create (&f->thread, NULL, file_thread, f)) != 0)
+    *err = xprintf ("cannot start a transfer: %s", strerror (rc));
+  else
+    {
+      s->nfiles++;
+      f->next = s->files;
+      s->files = f;
+      pthread_mutex_unlock (&s->lock);
+      return 0;
+    }
+  pthread_mutex_unlock (&s->lock);
+  free (f->host_path);
+  free (f->remote);
+  free (f);
+  return -1;
+}
+
+static int
+dt_file_put (struct backend_session *s, uint32_t ticket, const char *host_path,
+             uint64_t timeout_ms, char *remote, size_t remote_size, char **err)
+{
+  /* /tmp, by a name no one else in the sandbox can guess in advance */
+  int n = snprintf (remote, remote_size, "/tmp/.airlock-upload-%s-%u.tar", s->token, ticket);
+  if (n < 0 || (size_t) n >= remote_size)
+    {
+      *err = xprintf ("no room for the upload's path");
+      return -1;
+    }
+  return start_file (s, ticket, true, host_path, remote, timeout_ms, err);
+}
+
+static int
+dt_file_get (struct backend_session *s, uint32_t ticket, const char *remote,
+             const char *host_path, uint64_t timeout_ms, char **err)
+{
+  return start_file (s, ticket, false, host_path, remote, timeout_ms, err);
+}
+
+/* At close: every transfer ends (s->stop cancels them) and is joined. */
+static void
+join_files (struct backend_session *s)
+{
+  pthread_mutex_lock (&s->lock);
+  struct dt_file *f = s->files;
+  s->files = NULL;
+  pthread_mutex_unlock (&s->lock);
+  while (f)
+    {
+      struct dt_file *n = f->next;
+      pthread_join (f->thread, NULL);
+      free (f->host_path);
+      free (f->remote);
+      free (f);
+      f = n;
+    }
+}
+
 static void
 free_session (struct backend_session *s)
 {
@@ -1000,6 +1208,8 @@ dt_close (struct backend_session *s)
       pthread_mutex_unlock (&s->lock);
       pthread_join (s->worker, NULL);
     }
+  s->stop = true;
+  join_files (s);
   char *err = NULL;
   if (s->sb.id && daytona_sandbox_release (s->main_h, &s->sb, s->keep, CLOSE_TIMEOUT_S, &err) < 0)
     fprintf (stderr, "airlock: session %s: %s\n", s->session, err ? err : "release failed");
@@ -1018,6 +1228,8 @@ static const struct backend_ops daytona_ops = {
   .reach = dt_reach,
   .posture = dt_posture,
   .oom_kills = NULL,
+  .file_put = dt_file_put,
+  .file_get = dt_file_get,
   .close = dt_close,
 };
 

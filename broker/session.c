@@ -99,6 +99,15 @@ struct session {
   char *what; /* "the sandbox", "image X": for messages */
   char *memory_limit; /* "20M", or NULL */
   char *workdir; /* the first working directory, as the sandbox sees it */
+  struct file_op *file_ops; /* file_put / file_get under way */
+  uint32_t next_ticket;
+};
+
+struct file_op {
+  struct file_op *next;
+  uint32_t ticket;
+  session_file_fn done;
+  void *ctx;
 };
 
 const char *
@@ -428,9 +437,26 @@ end_job (struct session *s, struct session_exec *e, int code, int sig,
   trim_finished (s);
 }
 
+/* A file_put or file_get ended: its caller hears how, once. */
+static void
+file_op_done (struct session *s, uint32_t ticket, const char *error)
+{
+  for (struct file_op **p = &s->file_ops; *p; p = &(*p)->next)
+    if ((*p)->ticket == ticket)
+      {
+        struct file_op *op = *p;
+        *p = op->next;
+        op->done (op->ctx, error);
+        free (op);
+        return;
+      }
+}
+
 static void
 on_event (struct session *s, const struct backend_event *ev)
 {
+  if (ev->type == BACKEND_FILE_DONE)
+    return file_op_done (s, ev->job, ev->message);
   struct session_exec *e = find_exec (s, ev->job);
   if (!e || e->state != JOB_RUNNING)
     return; /* a job we forgot (pruned), that ended, or forged */
@@ -467,6 +493,7 @@ on_event (struct session *s, const struct backend_event *ev)
       end_job (s, e, 0, 0, ev->message ? ev->message : "the backend lost the command");
       return;
     case BACKEND_STARTED:
+    case BACKEND_FILE_DONE: /* taken above */
       return;
     }
 }
@@ -1013,6 +1040,103 @@ end_raw_job (struct session *s, struct session_exec *e)
   free_exec (e);
 }
 
+/* ---- files through the backend's files API ---- */
+
+bool
+session_has_file_api (const struct session *s)
+{
+  return s->ops->file_put && s->ops->file_get;
+}
+
+static struct file_op *
+file_op_new (struct session *s, session_file_fn done, void *ctx, char **err)
+{
+  struct file_op *op = calloc (1, sizeof *op);
+  if (!op)
+    {
+      *err = xprintf ("out of memory");
+      return NULL;
+    }
+  op->ticket = ++s->next_ticket;
+  op->done = done;
+  op->ctx = ctx;
+  return op;
+}
+
+int
+session_file_put (struct session *s, const char *host_path, uint64_t timeout_ms,
+                  char *remote, size_t remote_size, session_file_fn done, void *ctx,
+                  uint32_t *ticket, char **err)
+{
+  struct file_op *op = file_op_new (s, done, ctx, err);
+  if (!op)
+    return -1;
+  if (s->ops->file_put (s->bs, op->ticket, host_path, timeout_ms, remote, remote_size, err)
+      < 0)
+    {
+      free (op);
+      return -1;
+    }
+  op->next = s->file_ops;
+  s->file_ops = op;
+  *ticket = op->ticket;
+  return 0;
+}
+
+int
+session_file_get (struct session *s, const char *remote, const char *host_path,
+                  uint64_t timeout_ms, session_file_fn done, void *ctx, uint32_t *ticket,
+                  char **err)
+{
+  struct file_op *op = file_op_new (s, done, ctx, err);
+  if (!op)
+    return -1;
+  if (s->ops->file_get (s->bs, op->ticket, remote, host_path, timeout_ms, err) < 0)
+    {
+      free (op);
+      return -1;
+    }
+  op->next = s->file_ops;
+  s->file_ops = op;
+  *ticket = op->ticket;
+  return 0;
+}
+
+/* Its caller is gone: the transfer itself runs to its end, unheard. */
+void
+session_file_cancel (struct session *s, uint32_t ticket)
+{
+  for (struct file_op **p = &s->file_ops; *p; p = &(*p)->next)
+    if ((*p)->ticket == ticket)
+      {
+        struct file_op *op = *p;
+        *p = op->next;
+        free (op);
+        return;
+      }
+}
+
+char *
+session_temp_file (struct session *s, char **err)
+{
+  char *path = xprintf ("%s/transfer.XXXXXX", s->lim.spill_dir ? s->lim.spill_dir : "/tmp");
+  if (!path)
+    {
+      *err = xprintf ("out of memory");
+      return NULL;
+    }
+  int fd = mkostemp (path, O_CLOEXEC); /* 0600 */
+  if (fd < 0)
+    {
+      *err = xprintf ("cannot make a temporary file in %s: %s",
+                      s->lim.spill_dir ? s->lim.spill_dir : "/tmp", strerror (errno));
+      free (path);
+      return NULL;
+    }
+  close (fd);
+  return path;
+}
+
 void
 session_close (struct session *s)
 {
@@ -1026,6 +1150,12 @@ session_close (struct session *s)
       struct session_exec *e = s->jobs;
       s->jobs = e->next;
       free_exec (e);
+    }
+  while (s->file_ops)
+    {
+      struct file_op *op = s->file_ops;
+      s->file_ops = op->next;
+      free (op);
     }
   free_env (s->env);
   free_env (s->session_env);

@@ -187,6 +187,24 @@ int session_job_script (struct session *s, const char *what, const char *script,
 int session_job_script_write (struct session_exec *e, const void *data,
                               size_t n, bool eof);
 
+/* Whole files moved by the backend's own files API, outside any job
+ * (backend_ops file_put / file_get; session_has_file_api says whether
+ * this session's backend has one).  done(ctx, NULL) once it is done, or
+ * done(ctx, why) when it failed; never called after session_file_cancel
+ * or session_close.  0 with *ticket, or -1 with *err. */
+typedef void (*session_file_fn) (void *ctx, const char *error);
+bool session_has_file_api (const struct session *s);
+int session_file_put (struct session *s, const char *host_path, uint64_t timeout_ms,
+                      char *remote, size_t remote_size, session_file_fn done, void *ctx,
+                      uint32_t *ticket, char **err);
+int session_file_get (struct session *s, const char *remote, const char *host_path,
+                      uint64_t timeout_ms, session_file_fn done, void *ctx,
+                      uint32_t *ticket, char **err);
+void session_file_cancel (struct session *s, uint32_t ticket);
+/* A new empty host file (0600) where the session's spools go, for what a
+ * transfer holds on the host: its path (malloc'd), or NULL with *err. */
+char *session_temp_file (struct session *s, char **err);
+
 /* Close: every process, mount and file of the session goes. */
 void session_close (struct session *s);
 

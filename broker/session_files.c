@@ -4,10 +4,12 @@
 #include "session_files.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "files_host.h"
 #include "spool.h"
@@ -30,6 +32,10 @@ static const char files_script[] =
   "set -o pipefail\n"
   "die () { printf 'airlock: %s\\n' \"$*\" >&2; exit 3; }\n"
   "op=$AIRLOCK_ENV_FILES_OP p=$AIRLOCK_ENV_FILES_PATH wd=$AIRLOCK_ENV_FILES_WORKDIR\n"
+  "# An upload through the backend's files API: its stream is already a\n"
+  "# file here, removed whatever happens.\n"
+  "xf=$AIRLOCK_ENV_FILES_TAR\n"
+  "trap 'rm -f -- ${xf:+\"$xf\"}' EXIT\n"
   "roots=()\n"
   "# A session without a workdir (its cwd is /) has only /tmp.\n"
   "for r in \"$wd\" /tmp; do\n"
@@ -73,9 +79,17 @@ static const char files_script[] =
   "    (( size <= max )) || die \"$p is $size bytes, over the inline limit of $max: give dest\"\n"
   "  fi\n"
   "  d=${t%/*}\n"
+  "  # Through the backend's files API: into a file it fetches (and removes).\n"
+  "  if [[ $AIRLOCK_ENV_FILES_VIA_FILE ]]; then\n"
+  "    out=$(mktemp \"${TMPDIR:-/tmp}/.airlock-download.XXXXXX\") || die \"cannot write in ${TMPDIR:-/tmp}\"\n"
+  "    tar -C \"${d:-/}\" -cf \"$out\" \"./${t##*/}\" || { rm -f -- \"$out\"; exit 1; }\n"
+  "    printf 'T%s\\0' \"$out\"\n"
+  "    exit 0\n"
+  "  fi\n"
   "  exec tar -C \"${d:-/}\" -cf - \"./${t##*/}\"\n"
   "fi\n"
   "name=$AIRLOCK_ENV_FILES_NAME\n"
+
   "if [[ -d $t ]]; then\n"
   "  [[ $AIRLOCK_ENV_FILES_KIND != data ]] || die \"$p is a directory: data needs the file's own path\"\n"
   "  dest=${t%/}/$name tdir=$t\n"
@@ -87,13 +101,16 @@ static const char files_script[] =
   "  die \"$dest is an existing directory: remove it first, or upload to another path\"\n"
   "fi\n"
   "tmp=$(mktemp -d \"$tdir/.airlock-upload.XXXXXX\") || die \"cannot write in $tdir\"\n"
-  "trap 'rm -rf -- \"$tmp\"' EXIT\n"
+  "trap 'rm -rf -- \"$tmp\" ${xf:+\"$xf\"}' EXIT\n"
   "trap 'exit 143' TERM INT HUP\n"
   "if tar --version 2>/dev/null | grep -q 'GNU tar'; then\n"
   "  xopts=(-p --no-same-owner)\n"
   "else\n"
   "  xopts=(-o)\n"
   "fi\n"
+  "if [[ $xf ]]; then\n"
+  "  tar \"${xopts[@]}\" -xf \"$xf\" -C \"$tmp\" || die \"tar could not extract into $tdir (exit $?)\"\n"
+  "else\n"
   "# The stream comes in frames, a length line and as many bytes; each is\n"
   "# acknowledged on stdout once taken, so the sender never has more on its\n"
   "# way than the backend's stdin backlog holds.  Length 0 ends it.\n"
@@ -112,6 +129,7 @@ static const char files_script[] =
   "  (( s[0] != 4 )) || die \"the upload stream ended early\"\n"
   "  die \"tar could not extract into $tdir (exit ${s[1]})\"\n"
   "}\n"
+  "fi\n"
   "[[ -e $tmp/$name || -L $tmp/$name ]] || die \"the upload stream had no $name\"\n"
   "mv -f -- \"$tmp/$name\" \"$dest\" || die \"cannot move it to $dest\"\n"
   "printf 'P%s\\0' \"$dest\"\n";
@@ -135,6 +153,21 @@ struct files_transfer {
   /* download */
   struct files_unpacker *up;
   unsigned char rbuf[64 * 1024];
+  /* Through the backend's files API (session_has_file_api): the stream
+   * is a host file (host_tmp) moved whole by file_put or file_get, and
+   * the job extracts from or writes to its copy in the sandbox. */
+  bool via_api;
+  char *host_tmp;
+  int fd;                   /* host_tmp, while written or read */
+  bool packing;             /* an upload's stream being written to it */
+  bool fetching;            /* a download's stream on its way to it */
+  uint32_t ticket;          /* the file_put or file_get under way */
+  char remote[PATH_MAX];    /* the stream's file in the sandbox */
+  /* what the job needs, kept for a job started later */
+  char *path, *name;
+  const char *kind;
+  uint64_t timeout_ms;
+  bool inline_max;          /* a download without dest */
   /* both */
   char errtext[ERR_MAX + 1];
   size_t errlen;
@@ -152,6 +185,15 @@ free_transfer (struct files_transfer *t)
         *p = t->next;
         break;
       }
+  if (t->ticket && t->s)
+    session_file_cancel (t->s, t->ticket);
+  if (t->fd >= 0)
+    close (t->fd);
+  if (t->host_tmp)
+    unlink (t->host_tmp);
+  free (t->host_tmp);
+  free (t->path);
+  free (t->name);
   spool_unref (t->spool);
   files_packer_free (t->pk);
   files_unpacker_free (t->up);
@@ -189,6 +231,8 @@ take_records (struct files_transfer *t, const char *data, size_t n)
         t->acked += strtoull (t->rec + 1, NULL, 10);
       else if (t->rec[0] == 'P' && !t->final)
         t->final = strdup (t->rec + 1);
+      else if (t->rec[0] == 'T' && !t->remote[0])
+        snprintf (t->remote, sizeof t->remote, "%s", t->rec + 1);
       t->rec_len = 0;
     }
 }
@@ -255,7 +299,7 @@ on_output (void *ctx, struct session_exec *e)
 {
   (void) e;
   struct files_transfer *t = ctx;
-  if (!t->upload)
+  if (!t->upload || t->via_api) /* what it says is read at its end */
     return;
   read_spool (t, false);
   pump (t);
@@ -292,6 +336,52 @@ fail_with (struct files_transfer *t, const char *code, const char *msg)
   finish (t, &r);
 }
 
+/* A download's stream came to host_tmp (or did not). */
+static void
+on_fetched (void *ctx, const char *error)
+{
+  struct files_transfer *t = ctx;
+  t->ticket = 0;
+  t->fetching = false;
+  t->s = NULL;
+  if (error)
+    {
+      char *m = xprintf ("the download from the sandbox failed: %s", error);
+      fail_with (t, "transfer_failed", m ? m : error);
+      free (m);
+      return;
+    }
+  if ((t->fd = open (t->host_tmp, O_RDONLY | O_CLOEXEC)) < 0)
+    {
+      char *m = xprintf ("cannot read the downloaded stream: %s", strerror (errno));
+      fail_with (t, "transfer_failed", m ? m : "cannot read the downloaded stream");
+      free (m);
+    }
+  /* then written a step at a time (files_tick) */
+}
+
+/* The job wrote the download's stream to a file in the sandbox: fetched
+ * whole by the backend's files API (which removes it there). */
+static void
+fetch (struct files_transfer *t)
+{
+  char *err = NULL;
+  if (!t->remote[0])
+    return fail_with (t, "transfer_failed",
+                      "the sandbox did not say where it put the download's stream");
+  if (!(t->host_tmp = session_temp_file (t->s, &err))
+      || session_file_get (t->s, t->remote, t->host_tmp, t->timeout_ms, on_fetched, t,
+                           &t->ticket, &err) < 0)
+    {
+      char *m = xprintf ("the download could not start: %s", err ? err : "out of memory");
+      fail_with (t, "backend_error", m ? m : "the download could not start");
+      free (m);
+      free (err);
+      return;
+    }
+  t->fetching = true;
+}
+
 /* The job ended. */
 static void
 on_done (void *ctx, struct session_exec *e, const struct exec_result *res)
@@ -299,8 +389,9 @@ on_done (void *ctx, struct session_exec *e, const struct exec_result *res)
   (void) e;
   struct files_transfer *t = ctx;
   t->e = NULL;
-  t->s = NULL; /* what is left needs only the spool */
-  read_spool (t, !t->upload);
+  if (!t->via_api || t->upload)
+    t->s = NULL; /* what is left needs only the spool */
+  read_spool (t, !t->upload && !t->via_api);
   const char *what = t->upload ? "upload" : "download";
   char *m = NULL;
   if (t->code)
@@ -336,6 +427,8 @@ on_done (void *ctx, struct session_exec *e, const struct exec_result *res)
       files_packer_counts (t->pk, &r.files, &r.bytes);
       return finish (t, &r);
     }
+  if (t->via_api)
+    return fetch (t);
   /* A download's stream is all in the spool: written a step at a time
    * (files_tick), from its start. */
   t->cur = (struct spool_cursor){ 0, 0 };
@@ -346,6 +439,15 @@ static ssize_t
 read_stream (void *ctx, const void **buf)
 {
   struct files_transfer *t = ctx;
+  if (t->via_api)
+    {
+      ssize_t n;
+      do
+        n = read (t->fd, t->rbuf, sizeof t->rbuf);
+      while (n < 0 && errno == EINTR);
+      *buf = t->rbuf;
+      return n;
+    }
   for (;;)
     {
       int stream = 1;
@@ -358,13 +460,153 @@ read_stream (void *ctx, const void **buf)
     }
 }
 
+/* Ready for a step of files_tick: a download whose stream is all there
+ * (in the spool, or fetched to the host), an upload being packed. */
+static bool
+steps_due (const struct files_transfer *t)
+{
+  if (!t->done)
+    return false;
+  if (t->upload)
+    return t->packing;
+  return !t->e && !t->fetching && (!t->via_api || t->fd >= 0);
+}
+
 long long
 files_next_deadline (void)
 {
   for (struct files_transfer *t = transfers; t; t = t->next)
-    if (!t->upload && !t->e && t->done)
+    if (steps_due (t))
       return session_now_ms ();
   return -1;
+}
+
+static const struct session_callbacks callbacks = { .output = on_output, .done = on_done };
+
+/* The job, with what it works on in its environment. */
+static int
+start (struct session *s, struct files_transfer *t, const char **code, char **err)
+{
+  char max[32];
+  snprintf (max, sizeof max, "%d", FILES_INLINE_MAX);
+  char *env[10] = { 0 };
+  size_t n = 0;
+  env[n++] = xprintf ("FILES_OP=%s", t->upload ? "upload" : "download");
+  env[n++] = xprintf ("FILES_PATH=%s", t->path);
+  env[n++] = xprintf ("FILES_WORKDIR=%s", session_workdir (s));
+  env[n++] = xprintf ("FILES_CWD=%s", session_cwd (s) ? session_cwd (s) : session_workdir (s));
+  if (t->name)
+    env[n++] = xprintf ("FILES_NAME=%s", t->name);
+  if (t->kind)
+    env[n++] = xprintf ("FILES_KIND=%s", t->kind);
+  if (t->inline_max)
+    env[n++] = xprintf ("FILES_MAX=%s", max);
+  if (t->via_api && t->upload)
+    env[n++] = xprintf ("FILES_TAR=%s", t->remote);
+  if (t->via_api && !t->upload)
+    env[n++] = xprintf ("FILES_VIA_FILE=1");
+  bool ok = true;
+  for (size_t i = 0; i < n; i++)
+    ok = ok && env[i];
+  char *what = xprintf ("airlock %s %s", t->upload ? "upload" : "download", t->path);
+  int rc = -1;
+  if (!ok || !what)
+    *err = xprintf ("out of memory");
+  else
+    rc = session_job_script (s, what, files_script, (const char *const *) env,
+                             t->upload && !t->via_api, t->timeout_ms, &callbacks, t, &t->e,
+                             err);
+  for (size_t i = 0; i < n; i++)
+    free (env[i]);
+  free (what);
+  if (rc < 0)
+    {
+      *code = "backend_error";
+      return -1;
+    }
+  t->s = s;
+  t->spool = spool_ref (session_exec_spool (t->e));
+  return 0;
+}
+
+static void
+track (struct files_transfer *t)
+{
+  t->next = transfers;
+  transfers = t;
+}
+
+/* An upload's stream is in the sandbox (or not): the job extracts it. */
+static void
+on_put (void *ctx, const char *error)
+{
+  struct files_transfer *t = ctx;
+  t->ticket = 0;
+  const char *code = "transfer_failed";
+  char *err = NULL;
+  if (error)
+    err = xprintf ("the upload to the sandbox failed: %s", error);
+  else if (start (t->s, t, &code, &err) == 0)
+    return;
+  fail_with (t, code, err ? err : "out of memory");
+  free (err);
+}
+
+/* A step of packing an upload's stream into its host file; at its end,
+ * the file goes to the sandbox. */
+static void
+pack_step (struct files_transfer *t)
+{
+  size_t budget = STEP_BYTES;
+  char *err = NULL;
+  for (;;)
+    {
+      if (files_packer_fill (t->pk, FRAME, &err) < 0)
+        {
+          fail_with (t, "source_error", err);
+          free (err);
+          return;
+        }
+      size_t len;
+      const char *d = files_packer_peek (t->pk, &len);
+      if (!len)
+        break;
+      len = len < FRAME ? len : FRAME;
+      for (size_t off = 0; off < len;)
+        {
+          ssize_t w = write (t->fd, d + off, len - off);
+          if (w < 0 && errno == EINTR)
+            continue;
+          if (w < 0)
+            {
+              char *m = xprintf ("cannot keep the upload's stream on the host: %s",
+                                 strerror (errno));
+              fail_with (t, "transfer_failed", m ? m : "cannot keep the upload's stream");
+              free (m);
+              return;
+            }
+          off += (size_t) w;
+        }
+      files_packer_consume (t->pk, len);
+      if (len >= budget)
+        return; /* more at the next step */
+      budget -= len;
+    }
+  t->packing = false;
+  if (close (t->fd) < 0)
+    {
+      t->fd = -1;
+      return fail_with (t, "transfer_failed", "cannot keep the upload's stream on the host");
+    }
+  t->fd = -1;
+  if (session_file_put (t->s, t->host_tmp, t->timeout_ms, t->remote, sizeof t->remote, on_put,
+                        t, &t->ticket, &err) < 0)
+    {
+      char *m = xprintf ("the upload could not start: %s", err ? err : "out of memory");
+      fail_with (t, "backend_error", m ? m : "the upload could not start");
+      free (m);
+      free (err);
+    }
 }
 
 void
@@ -373,8 +615,13 @@ files_tick (void)
   for (struct files_transfer *t = transfers, *next; t; t = next)
     {
       next = t->next;
-      if (t->upload || t->e || !t->done)
+      if (!steps_due (t))
         continue;
+      if (t->upload)
+        {
+          pack_step (t);
+          continue;
+        }
       char *code = NULL, *err = NULL;
       int r = files_unpacker_step (t->up, STEP_BYTES, &code, &err);
       if (r < 0)
@@ -395,58 +642,11 @@ files_tick (void)
     }
 }
 
-static const struct session_callbacks callbacks = { .output = on_output, .done = on_done };
-
-/* The job, with what it works on in its environment. */
-static int
-start (struct session *s, struct files_transfer *t, const struct files_request *rq,
-       const char *name, const char *kind, const char **code, char **err)
-{
-  char max[32];
-  snprintf (max, sizeof max, "%d", FILES_INLINE_MAX);
-  char *env[8] = { 0 };
-  size_t n = 0;
-  env[n++] = xprintf ("FILES_OP=%s", t->upload ? "upload" : "download");
-  env[n++] = xprintf ("FILES_PATH=%s", rq->path);
-  env[n++] = xprintf ("FILES_WORKDIR=%s", session_workdir (s));
-  env[n++] = xprintf ("FILES_CWD=%s", session_cwd (s) ? session_cwd (s) : session_workdir (s));
-  if (name)
-    env[n++] = xprintf ("FILES_NAME=%s", name);
-  if (kind)
-    env[n++] = xprintf ("FILES_KIND=%s", kind);
-  if (!t->upload && !rq->dest)
-    env[n++] = xprintf ("FILES_MAX=%s", max);
-  bool ok = true;
-  for (size_t i = 0; i < n; i++)
-    ok = ok && env[i];
-  char *what = xprintf ("airlock %s %s", t->upload ? "upload" : "download", rq->path);
-  int rc = -1;
-  if (!ok || !what)
-    *err = xprintf ("out of memory");
-  else
-    rc = session_job_script (s, what, files_script, (const char *const *) env, t->upload,
-                             rq->timeout_ms ? rq->timeout_ms : FILES_TIMEOUT_MS,
-                             &callbacks, t, &t->e, err);
-  for (size_t i = 0; i < n; i++)
-    free (env[i]);
-  free (what);
-  if (rc < 0)
-    {
-      *code = "backend_error";
-      return -1;
-    }
-  t->s = s;
-  t->spool = spool_ref (session_exec_spool (t->e));
-  t->next = transfers;
-  transfers = t;
-  return 0;
-}
-
 /* A transfer of rq's path, to report to done(ctx); NULL with *code and
  * *err. */
 static struct files_transfer *
-transfer_new (const struct files_request *rq, files_done_fn done, void *ctx,
-              const char **code, char **err)
+transfer_new (struct session *s, const struct files_request *rq, bool upload,
+              files_done_fn done, void *ctx, const char **code, char **err)
 {
   if (!rq->path || !*rq->path)
     {
@@ -455,14 +655,21 @@ transfer_new (const struct files_request *rq, files_done_fn done, void *ctx,
       return NULL;
     }
   struct files_transfer *t = calloc (1, sizeof *t);
-  if (!t)
+  if (!t || !(t->path = strdup (rq->path)))
     {
+      free (t);
       *code = "busy";
       *err = xprintf ("out of memory");
       return NULL;
     }
+  t->fd = -1;
+  t->upload = upload;
   t->done = done;
   t->ctx = ctx;
+  t->timeout_ms = rq->timeout_ms ? rq->timeout_ms : FILES_TIMEOUT_MS;
+  t->inline_max = !upload && !rq->dest;
+  t->via_api = session_has_file_api (s);
+  t->s = s;
   return t;
 }
 
@@ -471,10 +678,9 @@ files_upload (struct session *s, const struct files_request *rq,
               files_done_fn done, void *ctx, struct files_transfer **out,
               const char **code, char **err)
 {
-  struct files_transfer *t = transfer_new (rq, done, ctx, code, err);
+  struct files_transfer *t = transfer_new (s, rq, true, done, ctx, code, err);
   if (!t)
     return -1;
-  t->upload = true;
   char *c = NULL;
   if (rq->source)
     t->pk = files_packer_new_path (rq->source, &c, err);
@@ -485,15 +691,43 @@ files_upload (struct session *s, const struct files_request *rq,
       t->pk = files_packer_new_data ("data", rq->data, rq->data_len, rq->mode, err);
       c = "busy";
     }
-  if (!t->pk || start (s, t, rq, files_packer_name (t->pk), rq->source ? "path" : "data",
-                       code, err) < 0)
+  if (!t->pk)
     {
-      if (!t->pk)
-        *code = c;
+      *code = c;
       free_transfer (t);
       return -1;
     }
-  pump (t);
+  t->kind = rq->source ? "path" : "data";
+  if (!(t->name = strdup (files_packer_name (t->pk))))
+    {
+      *code = "busy";
+      *err = xprintf ("out of memory");
+      free_transfer (t);
+      return -1;
+    }
+  if (t->via_api)
+    {
+      /* packed to a host file a step at a time (files_tick), then sent */
+      if (!(t->host_tmp = session_temp_file (s, err))
+          || (t->fd = open (t->host_tmp, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0)
+        {
+          if (!*err)
+            *err = xprintf ("cannot keep the upload's stream on the host: %s",
+                            strerror (errno));
+          *code = "busy";
+          free_transfer (t);
+          return -1;
+        }
+      t->packing = true;
+    }
+  else if (start (s, t, code, err) < 0)
+    {
+      free_transfer (t);
+      return -1;
+    }
+  track (t);
+  if (!t->via_api)
+    pump (t);
   *out = t;
   return 0;
 }
@@ -503,18 +737,19 @@ files_download (struct session *s, const struct files_request *rq,
                 files_done_fn done, void *ctx, struct files_transfer **out,
                 const char **code, char **err)
 {
-  struct files_transfer *t = transfer_new (rq, done, ctx, code, err);
+  struct files_transfer *t = transfer_new (s, rq, false, done, ctx, code, err);
   if (!t)
     return -1;
   char *c = NULL;
   if (!(t->up = files_unpacker_new (rq->dest, read_stream, t, &c, err))
-      || start (s, t, rq, NULL, NULL, code, err) < 0)
+      || start (s, t, code, err) < 0)
     {
       if (!t->up)
         *code = c;
       free_transfer (t);
       return -1;
     }
+  track (t);
   *out = t;
   return 0;
 }

@@ -13,6 +13,12 @@
  * size.  A download is `tar -c` to the job's stdout, i.e. its spool on
  * disk, written under the host path once the job ended.
  *
+ * A backend with a files API of its own (backend_ops file_put and
+ * file_get: daytona's toolbox) carries the stream as one file instead:
+ * packed on the host and put in the sandbox before the script extracts
+ * it, or written by the script to a file in the sandbox and fetched; the
+ * script and its checks are the same.
+ *
  * What a backend needs for this, and nothing backend-specific: a job's
  * stdin that keeps 3 MiB (and a few bytes) of input undelivered in order
  * (stdin_feed.h holds 4), its stdout and stderr, and bash, tar (GNU or

@@ -83,10 +83,6 @@ tree_sum () {
 }
 
 @test "files: a 200 MB binary round-trips intact, in bounded daemon memory" {
-  # daytona: files still travel as a job's stdin and output, and Daytona
-  # reads a command's output one line at a time through a shell: 200 MB
-  # would take minutes.  Its toolbox files API is the way (issue 14).
-  [ "${BACKEND:-local}" != daytona ] || skip "daytona: bulk files through the toolbox files API are not built yet"
   open_session
   # A name of its own: on ssh the remote /tmp is this machine's, shared.
   tb=/tmp/airlock-files-big.$$
@@ -109,8 +105,18 @@ tree_sum () {
   local rss
   rss=$(ps -o rss= -p "$(daemon_pid)")
   [ "${VARIANT:-release}" = asan ] || [ "$rss" -lt 100000 ]
-  # The download's spool went with it.
+  # The download's spool went with it (and, through a files API, the
+  # stream's host file each way).
   [ -z "$(find "$RUNDIR" -name 'airlock-job-*' -size +1M)" ]
+  [ -z "$(find "$RUNDIR" -name 'transfer.*')" ]
+  if [ "$BACKEND" = daytona ]; then
+    # through the toolbox files API: the stream one request each way, and
+    # nothing of it left in the sandbox
+    run bash -c "timeout -k 5 30 curl -sS '$DAYTONA_DOUBLE/_double/log' | grep -c -e '/files/bulk-upload\\|/files/download'"
+    [ "$output" -ge 2 ]
+    run al exec f -- "ls -a /tmp | grep -c '^\\.airlock-\\(upload\\|download\\)' || true"
+    [ "$output" = 0 ]
+  fi
 }
 
 @test "files: paths leaving the workdir and /tmp are refused, for upload and download" {
