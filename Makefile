@@ -248,6 +248,11 @@ UNIT_SRCS_docker_engine := backends/docker_engine.c backends/http_body.c backend
 # Daytona client against an in-process HTTP server.
 UNIT_TESTS += daytona_http
 UNIT_SRCS_daytona_http := backends/daytona_http.c backends/daytona_sandbox.c backends/http_body.c backends/xprintf.c
+# backends/protobuf_wire and grpc_call (the Modal client's wire): checked
+# against protoc-generated Python and a python3-grpcio server.
+UNIT_TESTS += protobuf_wire grpc_call
+UNIT_SRCS_protobuf_wire := backends/protobuf_wire.c backends/xprintf.c
+UNIT_SRCS_grpc_call := backends/grpc_call.c backends/xprintf.c
 # backends/sif_cache: records, checks, LRU and the floor, with a fake build.
 UNIT_TESTS += sif_cache
 UNIT_SRCS_sif_cache := backends/sif_cache.c backends/size_text.c backends/xprintf.c \

@@ -253,7 +253,7 @@ get_varint (struct pb_reader *r, uint64_t *v)
         return fail (r, at, "truncated varint");
       uint8_t b = *r->p++;
       if (i == 9 && b > 1)
-        return fail (r, at, "varint over 64 bits");
+        return fail (r, at, b & 0x80 ? "varint over 10 bytes" : "varint over 64 bits");
       x |= (uint64_t) (b & 0x7f) << (7 * i);
       if (!(b & 0x80))
         {
@@ -261,7 +261,7 @@ get_varint (struct pb_reader *r, uint64_t *v)
           return 0;
         }
     }
-  return fail (r, at, "varint over 10 bytes");
+  return fail (r, at, "varint over 10 bytes"); /* not reached */
 }
 
 static int
