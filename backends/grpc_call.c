@@ -314,6 +314,15 @@ bad_metadata (const struct grpc_call *call)
   return NULL;
 }
 
+/* libcurl before 8.0.0 breaks an h2c (prior knowledge) connection that it
+ * reuses: "Error in the HTTP2 framing layer" on the second call (curl
+ * issue 10634; Debian 12 has 7.88.1).  TLS with ALPN is not affected. */
+static bool
+h2c_reuse_broken (void)
+{
+  return curl_version_info (CURLVERSION_NOW)->version_num < 0x080000;
+}
+
 struct grpc_transfer *
 grpc_transfer_new (CURL *c, const struct grpc_call *call, struct grpc_result *res)
 {
@@ -384,6 +393,12 @@ grpc_transfer_new (CURL *c, const struct grpc_call *call, struct grpc_result *re
     curl_easy_setopt (c, CURLOPT_TIMEOUT_MS, (long) call->timeout_ms + LOCAL_GRACE_MS);
   if (call->ca_file)
     curl_easy_setopt (c, CURLOPT_CAINFO, call->ca_file);
+  if (!tls && h2c_reuse_broken ())
+    {
+      /* a connection a call: only the local double speaks h2c */
+      curl_easy_setopt (c, CURLOPT_FRESH_CONNECT, 1L);
+      curl_easy_setopt (c, CURLOPT_FORBID_REUSE, 1L);
+    }
   curl_easy_setopt (c, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt (c, CURLOPT_WRITEDATA, t);
   curl_easy_setopt (c, CURLOPT_HEADERFUNCTION, on_header);

@@ -9,7 +9,9 @@
  * trailers arrive there, and a trailers-only error comes as headers.
  *
  * Transport: http:// is h2c with prior knowledge (a local double), https://
- * HTTP/2 over TLS (ALPN; an answer in HTTP/1.x is an error).  The caller
+ * HTTP/2 over TLS (ALPN; an answer in HTTP/1.x is an error).  h2c
+ * connections are not reused with libcurl before 8.0.0 (Debian 12's
+ * 7.88.1 breaks them: curl issue 10634).  The caller
  * owns the CURL easy handle and passes the same one for each call so that
  * its connection is reused; a call resets it (curl_easy_reset keeps the
  * connections).  grpc_transfer_* sets a handle up without running it, for
