@@ -225,9 +225,8 @@ pb_put_map_entry (struct pb_enc *e, uint32_t field, const char *key, const char 
 void
 pb_reader_init (struct pb_reader *r, const void *buf, size_t n)
 {
-  *r = (struct pb_reader){ .start = buf, .p = buf, .end = (const uint8_t *) buf + n };
-  if (!buf)
-    r->start = r->p = r->end = (const uint8_t *) "";
+  const uint8_t *b = buf ? buf : (const uint8_t *) ""; /* NULL + 0 is UB */
+  *r = (struct pb_reader){ .start = b, .p = b, .end = b + (buf ? n : 0) };
 }
 
 static int
