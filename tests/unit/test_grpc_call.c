@@ -382,8 +382,10 @@ need_peer (void)
 static struct grpc_call
 call_of (const char *method, const char *request)
 {
-  static char path[128];
-  snprintf (path, sizeof path, "/airlock.test.Peer/%s", method);
+  static char paths[4][64]; /* a few calls may be alive at once */
+  static unsigned next;
+  char *path = paths[next++ % 4];
+  snprintf (path, sizeof paths[0], "/airlock.test.Peer/%s", method);
   return (struct grpc_call){ .base_url = base_url, .path = path, .request = request,
                              .request_len = strlen (request), .timeout_ms = 20000 };
 }
@@ -622,6 +624,65 @@ test_tls (void **state)
   grpc_result_free (&res);
 }
 
+/* Two calls at once in a curl multi handle (a stdout stream and a wait,
+ * as the Modal client may run them), each finished by grpc_transfer_finish. */
+static void
+test_multi (void **state)
+{
+  (void) state;
+  need_peer ();
+  const char *url = *tls_url ? tls_url : base_url;
+  CURLM *m = curl_multi_init ();
+  CURL *e1 = curl_easy_init (), *e2 = curl_easy_init ();
+  struct grpc_call slow = call_of ("Slow", "0.3");
+  slow.base_url = url;
+  slow.ca_file = cert;
+  struct grpc_call c = call_of ("Stream", "5,50000,5");
+  struct stream_check s = { .ok = true };
+  c.base_url = url;
+  c.ca_file = cert;
+  c.on_message = check_message;
+  c.ctx = &s;
+  struct grpc_result r1, r2;
+  struct grpc_transfer *t1 = grpc_transfer_new (e1, &slow, &r1);
+  struct grpc_transfer *t2 = grpc_transfer_new (e2, &c, &r2);
+  assert_non_null (t1);
+  assert_non_null (t2);
+  curl_multi_setopt (m, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+  curl_multi_add_handle (m, e1);
+  curl_multi_add_handle (m, e2);
+  int running = 1, done = 0;
+  long long end = monotonic_ms () + 20000;
+  while (done < 2 && monotonic_ms () < end)
+    {
+      curl_multi_perform (m, &running);
+      CURLMsg *msg;
+      int left;
+      while ((msg = curl_multi_info_read (m, &left)))
+        if (msg->msg == CURLMSG_DONE)
+          {
+            bool first = msg->easy_handle == e1;
+            if (grpc_transfer_finish (first ? t1 : t2, msg->data.result, first ? &r1 : &r2))
+              fail_msg ("%s", first ? r1.message : r2.message);
+            done++;
+          }
+      if (done < 2)
+        curl_multi_poll (m, NULL, 0, 100, NULL);
+    }
+  assert_int_equal (done, 2);
+  assert_int_equal (s.n, 3);
+  assert_true (s.ok);
+  curl_multi_remove_handle (m, e1);
+  curl_multi_remove_handle (m, e2);
+  grpc_transfer_free (t1);
+  grpc_transfer_free (t2);
+  grpc_result_free (&r1);
+  grpc_result_free (&r2);
+  curl_easy_cleanup (e1);
+  curl_easy_cleanup (e2);
+  curl_multi_cleanup (m);
+}
+
 static void
 test_oversize (void **state)
 {
@@ -768,6 +829,7 @@ main (void)
     cmocka_unit_test (test_stream_aborted),
     cmocka_unit_test (test_stream_stopped),
     cmocka_unit_test (test_tls),
+    cmocka_unit_test (test_multi),
     cmocka_unit_test (test_oversize),
     cmocka_unit_test (test_metadata),
     cmocka_unit_test (test_deadline),
