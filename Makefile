@@ -248,6 +248,11 @@ UNIT_SRCS_docker_engine := backends/docker_engine.c backends/http_body.c backend
 # Daytona client against an in-process HTTP server.
 UNIT_TESTS += daytona_http
 UNIT_SRCS_daytona_http := backends/daytona_http.c backends/daytona_sandbox.c backends/http_body.c backends/xprintf.c
+# backends/protobuf_wire and grpc_call (the Modal client's wire): checked
+# against protoc-generated Python and a python3-grpcio server.
+UNIT_TESTS += protobuf_wire grpc_call
+UNIT_SRCS_protobuf_wire := backends/protobuf_wire.c backends/xprintf.c
+UNIT_SRCS_grpc_call := backends/grpc_call.c backends/xprintf.c
 # backends/sif_cache: records, checks, LRU and the floor, with a fake build.
 UNIT_TESTS += sif_cache
 UNIT_SRCS_sif_cache := backends/sif_cache.c backends/size_text.c backends/xprintf.c \
@@ -289,11 +294,20 @@ $(BUILDDIR)/fuzz_gate: fuzz/fuzz_gate.c $$(GATE_SRCS) $(wildcard policy/*.h) pol
 	  -DFUZZ_DEFAULT_RULES='"$(CURDIR)/policy/default.rules"' -o $@ fuzz/fuzz_gate.c \
 	  $(GATE_SRCS) $(shell $(PKG) --libs libpcre2-8) $(BROKER_LIBS)
 
+# what the Modal client reads off the network: the protobuf decoder and
+# the gRPC frame reassembler.
+FUZZ_PROTOBUF_SRCS := backends/protobuf_wire.c backends/grpc_call.c backends/xprintf.c
+$(BUILDDIR)/fuzz_protobuf: fuzz/fuzz_protobuf.c $(FUZZ_PROTOBUF_SRCS) backends/protobuf_wire.h backends/grpc_call.h Makefile
+	@mkdir -p $(BUILDDIR)
+	$(CLANG) -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined -Ibackends -o $@ fuzz/fuzz_protobuf.c \
+	  $(FUZZ_PROTOBUF_SRCS) $(shell $(PKG) --cflags --libs libcurl)
+
 # ---- fuzzing: every harness for FUZZ_SECONDS each ----
 # Seeds: the checked-in fuzz/corpus/NAME when there is one (text inputs),
 # else written by make_seeds (binary protocol messages).
 FUZZ_SECONDS ?= 60
-FUZZERS := protocol shell_parse gate
+FUZZERS := protocol shell_parse gate protobuf
 fuzz: $(foreach f,$(FUZZERS),$(BUILDDIR)/fuzz_$(f)) $(BUILDDIR)/make_seeds
 	@for f in $(FUZZERS); do \
 	  mkdir -p $(BUILDDIR)/fuzz/$$f/corpus $(BUILDDIR)/fuzz/$$f/artifacts; \
@@ -311,6 +325,7 @@ TEST_TOOLS := $(BUILDDIR)/airlock-probe $(BUILDDIR)/airlock-hostile $(BUILDDIR)/
               $(foreach t,$(UNIT_TESTS),$(BUILDDIR)/test_$(t)) \
               $(BUILDDIR)/airlock-session-driver \
               $(BUILDDIR)/fuzz_protocol $(BUILDDIR)/fuzz_shell_parse $(BUILDDIR)/fuzz_gate \
+              $(BUILDDIR)/fuzz_protobuf \
               $(BUILDDIR)/make_seeds
 
 # The whole suite: unit tests, a fuzz smoke run under ASan+UBSan, and the

@@ -4,6 +4,7 @@
  * deadline; credentials only ever in request headers. */
 #define _GNU_SOURCE
 #include "daytona_http.h"
+#include "backoff.h"
 #include "http_body.h"
 #include "monotonic_ms.h"
 #include "xprintf.h"
@@ -144,14 +145,7 @@ daytona_retry_after_ms (const char *value, time_t now)
 unsigned
 daytona_backoff_ms (unsigned attempt, unsigned *seed)
 {
-  unsigned ms = BACKOFF_FIRST_MS;
-  for (unsigned i = 1; i < attempt && ms < BACKOFF_CAP_MS; i++)
-    ms *= 2;
-  if (ms > BACKOFF_CAP_MS)
-    ms = BACKOFF_CAP_MS;
-  /* +-25 %: spreads the retries of many clients after one outage */
-  unsigned span = ms / 2;
-  return ms - ms / 4 + (span ? (unsigned) rand_r (seed) % (span + 1) : 0);
+  return backoff_ms (attempt, BACKOFF_FIRST_MS, BACKOFF_CAP_MS, seed);
 }
 
 /* The URL without its query (the values may name anything), for text. */
