@@ -7,7 +7,8 @@
 //
 // MODAL_SANDBOX_V2 (an SDK setting): unset, this script sets 0, the V1
 // sandbox path (SandboxCreate, SandboxGetTaskId, TaskGetCommandRouterAccess),
-// which airlock's client follows; 0.11.1's own default is V2.
+// which airlock's client follows; 1 is 0.11.1's own default, V2
+// (SandboxCreateV2 answers with the task and router access).
 // MODAL_IMAGE_BUILDER_VERSION: set to 2024.10 when unset (else the SDK asks
 // the server's environment settings, an RPC the double has not).
 // Prints one "ok N - ..." line per step; exits non-zero at the first failure.
@@ -45,8 +46,10 @@ try {
   await image.build(app);
   expect(image.imageId.length > 0, 'images.fromRegistry + build: joined the streamed build to SUCCESS', image.imageId);
 
+  const v2 = !['0', 'false'].includes(process.env.MODAL_SANDBOX_V2.toLowerCase());
   sb = await modal.sandboxes.create(app, image, { timeoutMs: 120000 });
-  expect(/^sb-/.test(sb.sandboxId), `sandboxes.create: ${sb.sandboxId} (scheduled: a task id after empty polls)`, sb.sandboxId);
+  expect(/^sb-/.test(sb.sandboxId), v2 ? `sandboxes.create (V2): ${sb.sandboxId}`
+    : `sandboxes.create (V1): ${sb.sandboxId}, scheduled (a task id after empty polls)`, sb.sandboxId);
 
   const p1 = await sb.exec(['sh', '-c', 'echo hello from modal; printf "%s\\n" "$0" "$@"', 'a b', 'c'], { timeoutMs: 30000 });
   const out1 = await p1.stdout.readText();
@@ -84,7 +87,7 @@ try {
   }
   expect(gone, 'exec after terminate fails', gone);
   sb = null;
-  console.log(`# modal (JS SDK) ${sdkVersion}: ${step} checks passed`);
+  console.log(`# modal (JS SDK) ${sdkVersion}, ${v2 ? 'V2' : 'V1'} sandboxes: ${step} checks passed`);
   modal.close();
   process.exit(0);
 } catch (e) {
