@@ -47,7 +47,7 @@ try {
   expect(image.imageId.length > 0, 'images.fromRegistry + build: joined the streamed build to SUCCESS', image.imageId);
 
   const v2 = !['0', 'false'].includes(process.env.MODAL_SANDBOX_V2.toLowerCase());
-  sb = await modal.sandboxes.create(app, image, { timeoutMs: 120000 });
+  sb = await modal.sandboxes.create(app, image, { timeoutMs: 120000, env: { PROOF_SANDBOX: 'sandbox-env' } });
   expect(/^sb-/.test(sb.sandboxId), v2 ? `sandboxes.create (V2): ${sb.sandboxId}`
     : `sandboxes.create (V1): ${sb.sandboxId}, scheduled (a task id after empty polls)`, sb.sandboxId);
 
@@ -62,6 +62,12 @@ try {
   const code2 = await p2.wait();
   expect(out2 === 'out\n' && err2 === 'oops\n', 'exec: stdout and stderr apart', { out2, err2 });
   expect(code2 === 3, 'exec: non-zero exit code', code2);
+
+  const pe = await sb.exec(['sh', '-c', 'echo "$PROOF_SANDBOX $PROOF_EXEC"; pwd'],
+    { env: { PROOF_EXEC: 'exec-env' }, workdir: '/tmp' });
+  const oute = await pe.stdout.readText();
+  expect(oute === 'sandbox-env exec-env\n/tmp\n' && (await pe.wait()) === 0,
+    'exec: the sandbox env, the exec env and workdir apply', oute);
 
   const p3 = await sb.exec(['cat']);
   await p3.stdin.writeText('through stdin\n');
