@@ -444,6 +444,20 @@ print([mc.code(lambda: mc.cp("SandboxWait", pb.SandboxWaitRequest(sandbox_id="sb
   [ "${lines[1]}" = "['INTERNAL', 'NOT_FOUND']" ]
 }
 
+@test "modal double: a lost answer (errors rule with after) was carried out; a cached image answers at once" {
+  faults '{"errors": {"AppGetOrCreate": {"code": "UNAVAILABLE", "count": 1, "after": true}}, "image_cached": true}'
+  run py '
+import mc, modal_pb2 as pb
+req = pb.AppGetOrCreateRequest(app_name="lost-answer", object_creation_type=0)
+print(mc.code(lambda: mc.cp("AppGetOrCreate", pb.AppGetOrCreateRequest(app_name="lost-answer", object_creation_type=1))))
+print(mc.code(lambda: mc.cp("AppGetOrCreate", req)))
+r = mc.cp("ImageGetOrCreate", pb.ImageGetOrCreateRequest(app_id=mc.app(), image=pb.Image(dockerfile_commands=["FROM x"])))
+print(r.result.status)'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = "$(printf '%s\n' UNAVAILABLE OK 1)" ]
+}
+
 @test "modal double: RESOURCE_EXHAUSTED quota on SandboxCreate; a slow start keeps the task id away" {
   faults '{"quota": true}'
   run py '
