@@ -14,6 +14,10 @@
 # build); without an airlock build, as plain subprocesses.
 
 setup_file () {
+  if ! command -v protoc > /dev/null || ! /usr/bin/python3 -c 'import grpc, google.protobuf' 2> /dev/null; then
+    echo "the Modal double needs protobuf-compiler, python3-grpcio and python3-protobuf (make deps)" >&2
+    return 1
+  fi
   W=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
   export W
   export MD_BUILD=${BUILDDIR:-$W/build}
