@@ -22,6 +22,7 @@ setup_file () {
   export W
   export MD_BUILD=${BUILDDIR:-$W/build}
   [ -d "$MD_BUILD" ] || MD_BUILD=$W/build
+  MD_BUILD=$(cd "$MD_BUILD" 2> /dev/null && pwd || echo "$MD_BUILD")
   export MD_DIR
   MD_DIR=$(mktemp -d /var/tmp/modal-double-bats.XXXXXX)
   chmod 0755 "$MD_DIR"
