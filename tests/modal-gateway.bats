@@ -8,7 +8,8 @@
 # subprocesses), as an unprivileged user: $OTHER_USER when run-tests.sh
 # set one, else nobody.  The tests marked "airlock" start a second one
 # with --airlock $AIRLOCK and skip where run-tests.sh exported no
-# installed airlock.  Runs by hand as root: `bats tests/modal-gateway.bats`.
+# installed airlock; MODAL_GATEWAY_AIRLOCK=1 runs every test with one.
+# Runs by hand as root: `bats tests/modal-gateway.bats`.
 
 bats_require_minimum_version 1.5.0
 
@@ -59,7 +60,11 @@ setup_file () {
   STATE_ROOT=$(mktemp -d /var/tmp/modal-gateway-bats.XXXXXX)
   chmod 0755 "$STATE_ROOT"
   export GW
-  GW=$(start_double main)
+  if [ "${MODAL_GATEWAY_AIRLOCK:-0}" = 1 ] && [ -n "$RUN_AS" ] && [ -x "${AIRLOCK:-}" ]; then
+    GW=$(start_double main --airlock "$AIRLOCK")
+  else
+    GW=$(start_double main)
+  fi
   export TOKEN_FILE="$STATE_ROOT/main.token"
   cp "$TOKEN_FILE" "$TOKEN_FILE.orig"
 }
@@ -68,7 +73,8 @@ teardown_file () {
   stop_double main
   stop_double second
   stop_double sandboxed
-  rm -rf "$STATE_ROOT"
+  # MODAL_GATEWAY_KEEP=1: the doubles' state and logs stay, for a look.
+  [ "${MODAL_GATEWAY_KEEP:-0}" = 1 ] && echo "# kept $STATE_ROOT" >&3 || rm -rf "$STATE_ROOT"
 }
 
 setup () {
@@ -124,7 +130,7 @@ print(json.dumps(b))' "$1" "$2" "${3:-30000}" "${@:4}")
 wait_exec () {
   for _ in $(seq 200); do
     api GET "/v1/sandboxes/$SB/execs/$1${2:+?$2}"
-    [ "$code" = 200 ] || return 1
+    [ "$code" = 200 ] || { echo "wait_exec $1: HTTP $code $body" >&2; return 1; }
     case $(jf status) in running) sleep 0.1 ;; *) return 0 ;; esac
   done
   return 1
@@ -250,13 +256,11 @@ requests () {
 
 @test "modal-gateway: timeoutMs ends the whole process group: status timeout, returncode 124" {
   create
-  start t1 'sleep 300 & echo $! > "$HOME/bg"; echo started; sleep 300' 1000
+  start t1 'sh -c "sleep 300; : bg-of-t1" & echo started; sleep 300' 1000
+  some_process 'bg-of-t1'
   wait_exec t1
   [ "$(jf status)" = timeout ] && [ "$(jf returncode)" = 124 ] && [ "$(jf output)" = started ]
-  home=$(ctl GET /_double/sandboxes | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["home"])')
-  bg=$(cat "$home/bg")
-  for _ in $(seq 50); do kill -0 "$bg" 2>/dev/null || break; sleep 0.1; done
-  run ! kill -0 "$bg"
+  no_process 'bg-of-t1'
 }
 
 @test "modal-gateway: cancel kills a running exec (status cancelled, 130); cancel of a finished one changes nothing" {
@@ -358,10 +362,11 @@ requests () {
   sleep 2.2
   api GET "/v1/sandboxes/$SB/execs/a"
   [ "$code" = 404 ] && [[ $(jf error) == *"(timeout)"* ]]
-  create k-idle '{"image":"x","timeoutMs":600000,"idleTimeoutMs":1000}'
+  # Idle: 3 s, room for a loaded machine between the create and the exec.
+  create k-idle '{"image":"x","timeoutMs":600000,"idleTimeoutMs":3000}'
   start b 'true'
   wait_exec b
-  sleep 1.8
+  sleep 3.8
   api GET "/v1/sandboxes/$SB/execs/b"
   [ "$code" = 404 ] && [[ $(jf error) == *"idle timeout"* ]]
 }
