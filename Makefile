@@ -345,7 +345,7 @@ test: check
 # (tests/doubles/NAME/check.mjs), pinned by their package-lock.json and
 # installed into $(BUILDDIR)/NAME, never globally.  make check installs
 # them; when npm or the registry fails, the proof tests fail and say so.
-SDK_PROOFS := daytona-sdk
+SDK_PROOFS := daytona-sdk modal-sdk
 .PHONY: $(SDK_PROOFS)
 $(SDK_PROOFS): %: $(BUILDDIR)/%/.installed
 $(BUILDDIR)/%/.installed: tests/doubles/%/package.json tests/doubles/%/package-lock.json
@@ -362,7 +362,8 @@ DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev \
                 libcap-ng-dev libseccomp-dev libcjson-dev libcurl4-openssl-dev libcmocka-dev \
                 bats libcap2-bin busybox-static iproute2 procps util-linux passwd \
                 python3 man-db bubblewrap libpcre2-dev libunistring-dev docker.io sudo curl \
-                libarchive-dev nettle-dev openssh-client openssh-server
+                libarchive-dev nettle-dev openssh-client openssh-server \
+                python3-grpcio python3-protobuf protobuf-compiler openssl
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	  | grep -q '^install ok installed' || echo $$p; done); \

@@ -54,8 +54,13 @@ teardown () {
 start_double () {
   local name=$1 plain=${2:-} state=$MD_DIR/$1 user airlock= envs=()
   mkdir -p "$state"
+  # The secret in a file read at start and then removed: never in an
+  # argv (runuser's lives as long as the double).
+  local secret_file
+  secret_file=$(mktemp "$MD_DIR/secret.XXXXXX")
+  printf '%s\n' "$MODAL_TOKEN_SECRET" > "$secret_file"
   envs=(PATH=/usr/local/bin:/usr/bin:/bin HOME="$state" MODAL_DOUBLE_PROTO_DIR="$MD_DIR/proto"
-        MODAL_DOUBLE_TOKEN_ID="$MODAL_TOKEN_ID" MODAL_DOUBLE_TOKEN_SECRET="$MODAL_TOKEN_SECRET")
+        MODAL_DOUBLE_TOKEN_ID="$MODAL_TOKEN_ID" MODAL_DOUBLE_TOKEN_SECRET_FILE="$secret_file")
   if [ -z "$plain" ] && [ "$(id -u)" = 0 ]; then
     if [ -n "${AIRLOCK:-}" ]; then
       airlock=$AIRLOCK
@@ -70,7 +75,7 @@ start_double () {
   fi
   user=${MODAL_DOUBLE_USER:-${OTHER_USER:-nobody}}
   if [ "$(id -u)" = 0 ]; then
-    chown "$user" "$state"
+    chown "$user" "$state" "$secret_file"
     (cd / && exec runuser -u "$user" -- env -i "${envs[@]}" timeout -k 5 900 \
        "$MD_DIR/bin/modal" --port 0 ${airlock:+--airlock "$airlock"} --state "$state") \
        > "$state.out" 2> "$state.err" &
@@ -84,6 +89,7 @@ start_double () {
     [ -z "$MD_LAST_PORT" ] || break
     sleep 0.1
   done
+  rm -f "$secret_file"
   if [ -z "$MD_LAST_PORT" ]; then
     echo "the double did not start:" >&2
     tail -n 20 "$state.err" >&2
@@ -234,8 +240,10 @@ EOF
 needs_sdk () {
   command -v node > /dev/null || skip "node is not installed (the SDK proof needs node and npm)"
   export MD_SDK=${MODAL_SDK_DIR:-$MD_BUILD/modal-sdk}
-  [ -f "$MD_SDK/node_modules/modal/package.json" ] || \
-    skip "the Modal SDK is not installed in $MD_SDK (cp tests/doubles/modal-sdk/package*.json there; npm ci --no-audit --no-fund)"
+  [ -f "$MD_SDK/node_modules/modal/package.json" ] || {
+    echo "the official Modal SDK is not installed in $MD_SDK: \`make modal-sdk\` (make check does it; it needs npm and the npm registry)" >&2
+    return 1
+  }
   cp "$W/tests/doubles/modal-sdk/check.mjs" "$MD_SDK/check.mjs"
 }
 

@@ -13,7 +13,8 @@
 # private 0755 prefix (CI's clone may sit where the test user cannot enter).
 # Knobs: TEST_USER, OTHER_USER (BACKENDS_TEST_USER, BACKENDS_OTHER_USER:
 # stream 2's, by default the same with a "b" appended), MODES, SUITES,
-# ASAN_SUITES, DOCKER_SUITES, SSH_SUITES, SINGULARITY_SUITES, ONCE_SUITES
+# ASAN_SUITES, DOCKER_SUITES, SSH_SUITES, SINGULARITY_SUITES, DAYTONA_SUITES,
+# MODAL_SUITES, ONCE_SUITES
 # (" " or "" for none), SINGULARITY_MODE (its privilege mode, default
 # unprivileged), SKIP_ASAN=1, FUZZ_SECONDS, PARALLEL=0 (one stream after the
 # other).
@@ -408,6 +409,19 @@ stream_backends () {
     unset DAYTONA_DOUBLE DAYTONA_API_URL DAYTONA_API_KEY
   fi
 
+  # The Modal gRPC double (tests/doubles/modal) and the official JavaScript
+  # SDK against it, and the managed gateway's double: each bats file starts
+  # and stops its own double, as the other user, its sandboxes airlock
+  # local sandboxes.
+  if [ -n "$MODAL_SUITES" ]; then
+    use_release_prefix
+    local msuite
+    for msuite in $MODAL_SUITES; do
+      section "modal: $msuite.bats"
+      run_bats "modal $msuite" "$msuite"
+    done
+  fi
+
   # The local suites again with an ASan+UBSan build of broker and helper
   # (the unprivileged mode only: a sanitizer runtime has no place in a
   # setuid binary).  In this stream, whose other parts are shorter.
@@ -441,6 +455,7 @@ DOCKER_SUITES=${DOCKER_SUITES-sessions files spool hygiene lifecycle api docker}
 SSH_SUITES=${SSH_SUITES-sessions spool hygiene lifecycle api ssh files}
 SINGULARITY_SUITES=${SINGULARITY_SUITES-sessions singularity files}
 DAYTONA_SUITES=${DAYTONA_SUITES-daytona-double sessions files daytona daytona-exec}
+MODAL_SUITES=${MODAL_SUITES-modal-double modal-gateway}
 SINGULARITY_MODE=${SINGULARITY_MODE:-unprivileged}
 export BUILDDIR FUZZ_SECONDS
 
