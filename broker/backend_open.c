@@ -19,6 +19,12 @@
 #include "installed_file.h"
 #include "local_session.h"
 #include "modal_mode.h"
+#ifdef HAVE_MODAL_SESSION
+#include "modal_session.h"
+#endif
+#ifdef HAVE_MODAL_MANAGED
+#include "modal_managed_session.h"
+#endif
 #include "sandbox_options.h"
 #include "singularity_session.h"
 #include "size_text.h"
@@ -111,40 +117,179 @@ open_local (const struct backend_open_request *rq, struct backend_opened *out,
   return 0;
 }
 
+/* The opener's environment as modal_mode.c reads it: the variables the
+ * client passed (config_getenv), and HOME (the daemon's user is the
+ * opener). */
+static char **
+modal_envp (const struct airlock_config *cfg)
+{
+  static const char *const names[]
+      = { "MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET", "MODAL_PROFILE", "MODAL_CONFIG_PATH", NULL };
+  char **envp = calloc (6, sizeof *envp);
+  size_t n = 0;
+  for (const char *const *v = names; envp && *v; v++)
+    if (config_getenv (cfg, *v) && (envp[n] = xprintf ("%s=%s", *v, config_getenv (cfg, *v))))
+      n++;
+  if (envp && getenv ("HOME"))
+    envp[n] = xprintf ("HOME=%s", getenv ("HOME"));
+  return envp;
+}
+
+static void
+free_envp (char **envp)
+{
+  for (size_t i = 0; envp && envp[i]; i++)
+    {
+      explicit_bzero (envp[i], strlen (envp[i]));
+      free (envp[i]);
+    }
+  free (envp);
+}
+
+#ifdef HAVE_MODAL_SESSION
+/* Direct: the user's own credentials, a sandbox of modal.* settings. */
+static int
+open_modal_direct (const struct backend_open_request *rq, char **envp,
+                   struct backend_opened *out, char **err)
+{
+  const struct airlock_config *cfg = rq->cfg;
+  struct modal_credentials cr = { 0 };
+  if (modal_load_direct_credentials ((const char *const *) envp, NULL, &cr, err) < 0)
+    return -1;
+  const char *server = config_getenv (cfg, "MODAL_SERVER_URL");
+  if (server && *server && strncmp (server, "https://", 8) && strncmp (server, "http://", 7))
+    {
+      modal_credentials_clear (&cr);
+      *err = xprintf ("modal: MODAL_SERVER_URL must be an https:// URL (like "
+                      "https://api.modal.com:443)");
+      return -1;
+    }
+  uint64_t mem = 0;
+  const char *m = config_string (cfg, "modal.memory");
+  if (m)
+    size_parse (m, &mem);
+  const char *const *cidrs = config_list (cfg, "modal.allow_cidrs");
+  bool blocked = !strcmp (config_string (cfg, "modal.network"), "blocked");
+  struct modal_session_options o = {
+    .api = {
+      .server_url = server && *server ? server : NULL,
+      .token_id = cr.token_id,
+      .token_secret = cr.token_secret,
+      .source = cr.source,
+      .environment = config_getenv (cfg, "MODAL_ENVIRONMENT"),
+    },
+    .spec = {
+      .app_name = config_string (cfg, "modal.app"),
+      .image = config_string (cfg, "modal.image"),
+      .timeout_secs = (unsigned) config_int (cfg, "modal.timeout"),
+      .idle_timeout_secs = (unsigned) config_int (cfg, "modal.idle_timeout"),
+      .milli_cpu = (unsigned) config_int (cfg, "modal.cpus") * 1000,
+      .memory_mb = (unsigned) ((mem + (1 << 20) - 1) >> 20),
+      .block_network = blocked,
+      .allowed_cidrs = blocked && cidrs && *cidrs ? cidrs : NULL,
+      .workdir = config_string (cfg, "modal.workdir"),
+      .start_timeout_s = (unsigned) config_int (cfg, "modal.start_timeout"),
+      .progress = rq->progress,
+      .progress_ctx = rq->progress_ctx,
+    },
+    .workdir = config_string (cfg, "modal.workdir"),
+    .session = rq->session,
+  };
+  out->bs = modal_session_open (&o, &out->cwd, err);
+  modal_credentials_clear (&cr);
+  if (!out->bs)
+    return -1;
+  out->ops = modal_session_ops ();
+  return 0;
+}
+#endif
+
 /* Modal: the mode is resolved here, at session creation, so a setup
  * that cannot work fails now with what to fix, not at the first command.
- * The gateway's entitlement service is not implemented yet: its answer
- * counts as a failed query, which means not entitled (fail closed). */
+ * Managed needs the gateway's entitlement: a query that fails counts as
+ * not entitled (fail closed). */
 static int
-open_modal (const struct backend_open_request *rq, char **err)
+open_modal (const struct backend_open_request *rq, struct backend_opened *out, char **err)
 {
-  extern char **environ;
+  const struct airlock_config *cfg = rq->cfg;
+  (void) out; /* (a build without a modal session layer) */
   enum modal_mode mode;
-  if (modal_mode_parse (config_string (rq->cfg, "modal.mode"), &mode) < 0)
+  if (modal_mode_parse (config_string (cfg, "modal.mode"), &mode) < 0)
     {
       *err = strdup ("configuration: modal.mode must be auto, direct or managed");
       return -1;
     }
+  char **envp = modal_envp (cfg);
+  if (!envp)
+    {
+      *err = strdup ("out of memory");
+      return -1;
+    }
   char *why = NULL;
-  const char *origin = getenv ("MODAL_GATEWAY_URL");
-  const char *token = getenv ("TOOL_GATEWAY_USER_TOKEN");
+  const char *origin = config_getenv (cfg, "MODAL_GATEWAY_URL");
+  const char *token = config_getenv (cfg, "TOOL_GATEWAY_USER_TOKEN");
   struct modal_inputs in = {
     .mode = mode,
-    .has_direct = modal_has_direct_credentials ((const char *const *) environ,
-                                                NULL, &why),
+    .has_direct = modal_has_direct_credentials ((const char *const *) envp, NULL, &why),
     .entitlement = MODAL_QUERY_FAILED,
     .gateway_origin = origin && *origin,
     .gateway_token = token && *token,
   };
   in.direct_why_not = why;
+#ifdef HAVE_MODAL_MANAGED
+  if (mode != MODAL_DIRECT && in.gateway_origin && in.gateway_token)
+    {
+      char *eerr = NULL;
+      int e = modal_gateway_entitled (origin, token, &eerr);
+      in.entitlement = e == 1 ? MODAL_ENTITLED : e == 0 ? MODAL_NOT_ENTITLED : MODAL_QUERY_FAILED;
+      free (eerr);
+    }
+#endif
   enum modal_backend b = modal_resolve (&in, err);
   free (why);
+  int rc = -1;
   if (b == MODAL_NONE)
-    return -1;
-  *err = msg ("modal: the %s way is configured correctly, but the modal "
-              "backend is not available in this version yet%s",
-              modal_backend_name (b), "");
-  return BACKEND_NOT_IMPLEMENTED;
+    ;
+#ifdef HAVE_MODAL_MANAGED
+  else if (b == MODAL_USE_MANAGED)
+    {
+      uint64_t mem = 0;
+      const char *m = config_string (cfg, "modal.memory");
+      if (m)
+        size_parse (m, &mem);
+      struct modal_managed_options mo = {
+        .gateway_url = origin,
+        .token = token,
+        .image = config_string (cfg, "modal.image"),
+        .cpu_milli = (unsigned) config_int (cfg, "modal.cpus") * 1000,
+        .memory_mib = (unsigned) ((mem + (1 << 20) - 1) >> 20),
+        .timeout_s = (unsigned) config_int (cfg, "modal.timeout"),
+        .idle_timeout_s = (unsigned) config_int (cfg, "modal.idle_timeout"),
+        .cwd = config_string (cfg, "modal.workdir"),
+        .session = rq->session,
+        .progress = rq->progress,
+        .progress_ctx = rq->progress_ctx,
+      };
+      out->bs = modal_managed_open (&mo, &out->cwd, err);
+      if (out->bs)
+        {
+          out->ops = modal_managed_ops ();
+          rc = 0;
+        }
+    }
+#endif
+#ifdef HAVE_MODAL_SESSION
+  else if (b == MODAL_USE_DIRECT)
+    rc = open_modal_direct (rq, envp, out, err);
+#endif
+  else
+    {
+      *err = msg ("modal: the %s way is configured correctly, but this build has no "
+                  "session layer for it yet%s", modal_backend_name (b), "");
+      rc = BACKEND_NOT_IMPLEMENTED;
+    }
+  free_envp (envp);
+  return rc;
 }
 
 /* Set once this daemon opened a docker session: from then on its
@@ -615,7 +760,7 @@ backend_open (const struct backend_open_request *rq, struct backend_opened *out,
   if (!strcmp (rq->backend, "local"))
     return open_local (rq, out, err);
   if (!strcmp (rq->backend, "modal"))
-    return open_modal (rq, err);
+    return open_modal (rq, out, err);
   if (!strcmp (rq->backend, "docker"))
     return open_docker (rq, out, err);
   if (!strcmp (rq->backend, "ssh"))

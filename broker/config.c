@@ -287,6 +287,7 @@ static const char *const backend_aliases[] = { "apptainer", "singularity", NULL 
 static const char *const local_networks[]
     = { "loopback", "none", "host", NULL };
 static const char *const modal_modes[] = { "auto", "direct", "managed", NULL };
+static const char *const modal_networks[] = { "blocked", "open", NULL };
 static const char *const ssh_strict[] = { "accept-new", "yes", NULL };
 static const char *const spool_full_actions[] = { "continue", "stop", NULL };
 static const char *const client_gone_actions[] = { "interrupt", "background", NULL };
@@ -555,7 +556,30 @@ static const struct cfg_key keys[] = {
     .doc = "Modal app the sandboxes belong to." },
   { .key = "modal.timeout", .type = T_INT, .idef = 3600, .min = 60,
     .max = DAY,
-    .doc = "Seconds a Modal sandbox may live at most." },
+    .doc = "Seconds a Modal sandbox may live at most (Modal ends it then, and "
+           "the session is lost): sent as it is, never capped silently." },
+  { .key = "modal.idle_timeout", .type = T_INT, .idef = 0, .min = 0, .max = DAY,
+    .doc = "Seconds without a running command after which Modal ends the "
+           "sandbox; 0: never (the session's own session.idle_timeout closes "
+           "idle sessions too)." },
+  { .key = "modal.network", .type = T_ENUM, .sdef = "blocked",
+    .choices = modal_networks,
+    .doc = "blocked: the sandbox reaches no network (Modal's network_access "
+           "BLOCKED), except modal.allow_cidrs; open: any." },
+  { .key = "modal.allow_cidrs", .type = T_LIST, .check = &ARGV_WORD,
+    .doc = "With modal.network blocked: the CIDRs the sandbox may still reach "
+           "(Modal's ALLOWLIST), e.g. `10.0.0.0/8`." },
+  { .key = "modal.cpus", .type = T_INT, .idef = 0, .min = 0, .max = 64,
+    .doc = "CPU cores of the sandbox; 0: Modal's default." },
+  { .key = "modal.memory", .type = T_STRING, .check = &SIZE,
+    .doc = "Memory of the sandbox (rounded up to whole MiB); unset: Modal's "
+           "default." },
+  { .key = "modal.workdir", .type = T_STRING, .check = &LINE,
+    .doc = "Working directory of the session in the sandbox; unset: `/root`." },
+  { .key = "modal.start_timeout", .type = T_INT, .idef = 600, .min = 10,
+    .max = 3600,
+    .doc = "Seconds building the image and scheduling the sandbox may take; "
+           "then the open fails and a sandbox it created is terminated." },
 
   { .key = "daytona.api_url", .type = T_STRING,
     .sdef = "https://app.daytona.io/api", .check = &URL,
@@ -1533,6 +1557,14 @@ config_client_env (const struct airlock_config *loaded)
       = { "DAYTONA_API_KEY", "DAYTONA_JWT_TOKEN", "DAYTONA_ORGANIZATION_ID",
           "DAYTONA_API_URL", "DAYTONA_SERVER_URL", "DAYTONA_TARGET", NULL };
   for (const char *const *v = daytona_vars; *v; v++)
+    add_client_var (o, *v);
+  /* Modal's likewise: the direct way's credentials and profile, the
+   * managed gateway's URL and token */
+  static const char *const modal_vars[]
+      = { "MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET", "MODAL_PROFILE", "MODAL_CONFIG_PATH",
+          "MODAL_SERVER_URL", "MODAL_ENVIRONMENT", "MODAL_GATEWAY_URL",
+          "TOOL_GATEWAY_USER_TOKEN", NULL };
+  for (const char *const *v = modal_vars; *v; v++)
     add_client_var (o, *v);
   if (c && config_string (c, "daytona.api_key_env"))
     add_client_var (o, config_string (c, "daytona.api_key_env"));

@@ -1069,6 +1069,8 @@ sample (const char *key)
     { "daytona.memory", "2G" },
     { "daytona.disk", "10G" },
     { "daytona.workdir", "/home/daytona" },
+    { "modal.memory", "2G" },
+    { "modal.workdir", "/root" },
   };
   for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++)
     if (!strcmp (samples[i][0], key))
