@@ -493,13 +493,13 @@ ensure_token (struct modal_api *a, uint64_t deadline_ms, struct grpc_result *res
   size_t len = 0;
   if (call (a, &rpc, &reply, &len, res) < 0)
     return -1;
+  grpc_result_free (res); /* OK: the caller's call fills it anew */
   char *token = NULL;
   int found = find_string (reply, len, 1, &token);
   free (reply);
   if (found <= 0 || !*token || strpbrk (token, "\r\n"))
     {
       free_secret (token);
-      grpc_result_free (res);
       res->code = GRPC_INTERNAL;
       res->origin = GRPC_FROM_CLIENT;
       res->message = strdup ("AuthTokenGet gave no token");
@@ -510,7 +510,6 @@ ensure_token (struct modal_api *a, uint64_t deadline_ms, struct grpc_result *res
   if (!a->auth_line)
     {
       drop_token (a);
-      grpc_result_free (res);
       res->code = GRPC_INTERNAL;
       res->origin = GRPC_FROM_CLIENT;
       res->message = strdup ("out of memory");
