@@ -903,11 +903,11 @@ get_image (struct modal_api *a, const struct modal_sandbox_spec *s, const char *
 
 /* ---- the sandbox ---- */
 
-/* SandboxCreateRequest {app_id = 1, definition = 2 Sandbox}: 0, or -1
- * with *err for a bad environment entry. */
-static int
+/* SandboxCreateRequest {app_id = 1, definition = 2 Sandbox}; the
+ * environment was checked by check_env. */
+static void
 encode_create (struct pb_enc *e, const struct modal_sandbox_spec *s, const char *app_id,
-               const char *image_id, char **err)
+               const char *image_id)
 {
   pb_put_string (e, 1, app_id);
   size_t def = pb_begin (e, 2);
@@ -942,13 +942,7 @@ encode_create (struct pb_enc *e, const struct modal_sandbox_spec *s, const char 
       size_t vars = pb_begin (e, 40);
       for (const char *const *v = s->env; *v; v++)
         {
-          const char *eq = strchr (*v, '=');
-          if (!eq || eq == *v)
-            {
-              *err = xprintf ("modal: the environment entry \"%.*s\" is not NAME=value",
-                              (int) (eq ? 0 : strcspn (*v, "=")), *v);
-              return -1;
-            }
+          const char *eq = strchr (*v, '='); /* check_env made sure */
           char *name = strndup (*v, (size_t) (eq - *v));
           e->failed |= !name;
           pb_put_map_entry (e, 1, name ? name : "", eq + 1);
@@ -957,7 +951,6 @@ encode_create (struct pb_enc *e, const struct modal_sandbox_spec *s, const char 
       pb_end (e, vars);
     }
   pb_end (e, def);
-  return 0;
 }
 
 static int
@@ -965,10 +958,9 @@ create_sandbox (struct modal_api *a, const struct modal_sandbox_spec *s, struct 
                 uint64_t deadline_ms, char **err)
 {
   struct pb_enc e = { 0 };
-  int rc = encode_create (&e, s, sb->app_id, sb->image_id, err);
-  if (rc == 0)
-    rc = unary_string (a, "SandboxCreate", &e, deadline_ms,
-                       "modal: creating the sandbox (SandboxCreate)", &sb->sandbox_id, err);
+  encode_create (&e, s, sb->app_id, sb->image_id);
+  int rc = unary_string (a, "SandboxCreate", &e, deadline_ms,
+                         "modal: creating the sandbox (SandboxCreate)", &sb->sandbox_id, err);
   pb_enc_free (&e);
   return rc;
 }
@@ -1035,6 +1027,21 @@ wait_for_task (struct modal_api *a, struct modal_sandbox *sb, uint64_t deadline_
     }
 }
 
+/* A spec's environment checked before any call: 0, or -1 with *err. */
+static int
+check_env (const struct modal_sandbox_spec *s, char **err)
+{
+  for (const char *const *v = s->env; v && *v; v++)
+    if (**v == '=' || !strchr (*v, '='))
+      {
+        /* not echoed: a value given wrongly may be a secret */
+        *err = xprintf ("modal: environment entry %zu is not NAME=value",
+                        (size_t) (v - s->env) + 1);
+        return -1;
+      }
+  return 0;
+}
+
 static void
 say (const struct modal_sandbox_spec *s, char *line)
 {
@@ -1057,6 +1064,8 @@ modal_sandbox_start (struct modal_api *a, const struct modal_sandbox_spec *s,
       *err = strdup ("modal: no image given");
       return -1;
     }
+  if (check_env (s, err) < 0)
+    return -1;
   if (get_app (a, app, deadline, &sb->app_id, err) < 0)
     goto fail;
   say (s, xprintf ("app %s: %s", app, sb->app_id));

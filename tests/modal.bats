@@ -187,6 +187,14 @@ assert "environment_variables" not in creates[1] and "name" not in creates[1], c
 EOF
 }
 
+@test "modal api: an environment entry that is not NAME=value is refused before any call, not echoed" {
+  run driver start --env A=1 --env not-a-pair-s3cr3t
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [ "$output" = "error: modal: environment entry 2 is not NAME=value" ]
+  [ ! -s "$MB_STATE/log.jsonl" ]
+}
+
 @test "modal api: a wrong secret is UNAUTHENTICATED, names the credential source and how to fix it, never the secret" {
   local wrong="as-wrong-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
   run env MODAL_TOKEN_SECRET="$wrong" timeout -k 5 60 "$DRIVER" start
