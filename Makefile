@@ -86,6 +86,7 @@ DAYTONA_FLAGS := $(if $(wildcard backends/daytona_session.c),-DHAVE_DAYTONA_SESS
 BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_session.c backends/supervisor_protocol.c backends/supervisor_client.c \
                 backends/xprintf.c backends/posture.c backends/cgroup_oom.c backends/size_text.c \
                 backends/sif_cache.c backends/http_body.c backends/sh_words.c backends/event_queue.c \
+                backends/modal_api.c backends/grpc_call.c backends/protobuf_wire.c \
                 $(sort $(wildcard backends/docker*.c)) $(sort $(wildcard backends/daytona*.c)) $(sort $(wildcard backends/ssh*.c)) \
                 $(sort $(wildcard backends/singularity*.c))
 POLICY_SRCS := $(sort $(wildcard policy/*.c))
@@ -198,7 +199,8 @@ $(BUILDDIR)/airlock-hostile: tests/hostile.c helper/protocol.c helper/protocol.h
 
 # (the driver drives a local session: the docker sources need libcurl, the
 # SIF cache and the singularity backend cJSON and policy/.)
-DRIVER_SRCS := $(filter-out backends/docker% backends/daytona% backends/ssh% backends/sif_cache% backends/singularity%,$(BACKEND_SRCS))
+DRIVER_SRCS := $(filter-out backends/docker% backends/daytona% backends/ssh% backends/sif_cache% backends/singularity% \
+                             backends/modal% backends/grpc% backends/protobuf%,$(BACKEND_SRCS))
 $(BUILDDIR)/airlock-session-driver: tests/session_driver.c $(DRIVER_SRCS) helper/protocol.c $(wildcard backends/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' -o $@ \
@@ -218,6 +220,15 @@ $(BUILDDIR)/airlock-daytona-driver: $(DAYTONA_DRIVER_SRCS) $(wildcard backends/*
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends $(shell $(PKG) --cflags $(BROKER_PKGS)) -o $@ \
 	  $(DAYTONA_DRIVER_SRCS) $(LDHARDEN) $(shell $(PKG) --libs libcjson libcurl)
+
+# A Modal sandbox's life through backends/modal_api.c alone (the control
+# plane over gRPC), against the Modal double (tests/modal.bats).
+MODAL_DRIVER_SRCS := tests/modal_driver.c backends/modal_api.c backends/grpc_call.c \
+                     backends/protobuf_wire.c backends/xprintf.c
+$(BUILDDIR)/airlock-modal-driver: $(MODAL_DRIVER_SRCS) $(wildcard backends/*.h) Makefile $(BUILD_OPTIONS)
+	@mkdir -p $(BUILDDIR)
+	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends $(shell $(PKG) --cflags $(BROKER_PKGS)) -o $@ \
+	  $(MODAL_DRIVER_SRCS) $(LDHARDEN) $(shell $(PKG) --libs libcjson libcurl)
 
 # Unit tests (cmocka), always with ASan+UBSan: test_X tests the module(s)
 # listed for it.
@@ -253,6 +264,10 @@ UNIT_SRCS_daytona_http := backends/daytona_http.c backends/daytona_sandbox.c bac
 UNIT_TESTS += protobuf_wire grpc_call
 UNIT_SRCS_protobuf_wire := backends/protobuf_wire.c backends/xprintf.c
 UNIT_SRCS_grpc_call := backends/grpc_call.c backends/xprintf.c
+# backends/modal_api: the JWT exp claim and the error text (the calls
+# themselves: tests/modal.bats against the double).
+UNIT_TESTS += modal_api
+UNIT_SRCS_modal_api := backends/modal_api.c backends/grpc_call.c backends/protobuf_wire.c backends/xprintf.c
 # backends/sif_cache: records, checks, LRU and the floor, with a fake build.
 UNIT_TESTS += sif_cache
 UNIT_SRCS_sif_cache := backends/sif_cache.c backends/size_text.c backends/xprintf.c \
@@ -321,7 +336,7 @@ fuzz: $(foreach f,$(FUZZERS),$(BUILDDIR)/fuzz_$(f)) $(BUILDDIR)/make_seeds
 
 # ---- tests ----
 TEST_TOOLS := $(BUILDDIR)/airlock-probe $(BUILDDIR)/airlock-hostile $(BUILDDIR)/airlock-ssh-stream \
-              $(BUILDDIR)/airlock-daytona-driver \
+              $(BUILDDIR)/airlock-daytona-driver $(BUILDDIR)/airlock-modal-driver \
               $(foreach t,$(UNIT_TESTS),$(BUILDDIR)/test_$(t)) \
               $(BUILDDIR)/airlock-session-driver \
               $(BUILDDIR)/fuzz_protocol $(BUILDDIR)/fuzz_shell_parse $(BUILDDIR)/fuzz_gate \
