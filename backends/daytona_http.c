@@ -382,11 +382,6 @@ daytona_call (struct daytona_http *h, const struct daytona_request *rq,
     }
   CURL *c = h->curl;
   a.curl = c;
-  if (rq->parts && !(mime = request_mime (c, rq)))
-    {
-      *err = xprintf ("out of memory");
-      goto out;
-    }
   for (;;)
     {
       if (rq->cancel && *rq->cancel)
@@ -437,6 +432,18 @@ daytona_call (struct daytona_http *h, const struct daytona_request *rq,
        * turns out closed: never one that must not run twice. */
       if (rq->not_idempotent)
         curl_easy_setopt (c, CURLOPT_FRESH_CONNECT, 1L);
+      /* A multipart body anew for each attempt: libcurl does not read a
+       * file part again from its start after a reset (the retry of an
+       * upload sent its headers and no body, and hung). */
+      if (rq->parts)
+        {
+          curl_mime_free (mime);
+          if (!(mime = request_mime (c, rq)))
+            {
+              *err = xprintf ("out of memory");
+              goto out;
+            }
+        }
       if (mime)
         curl_easy_setopt (c, CURLOPT_MIMEPOST, mime);
       else if (body)
