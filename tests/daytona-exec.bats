@@ -116,6 +116,38 @@ for l in sys.stdin:
   [ "$(ctl GET /_double/log | grep -c '"method": "POST", "path": "/toolbox/[^"]*/process/session"')" -ge 2 ]
 }
 
+@test "daytona files: through the files API, 5xx and cut downloads are retried; a sandbox deleted meanwhile is said so" {
+  al session open s
+  H=$(mktemp -d "$T/dfiles.XXXXXX")
+  chown "$TEST_USER" "$H"
+  as_user bash -c "mkdir $H/src && for i in \$(seq 60); do head -c \$((i * 997)) /dev/urandom > $H/src/f\$i; done"
+  ctl POST /_double/faults '[{"match":"POST .*/files/bulk-upload$","status":503,"times":2},
+                             {"match":"GET .*/files/download$","drop_after":5000,"times":1}]'
+  run al cp "$H/src" s:/tmp/up
+  echo "status $status: $output"
+  [ "$status" -eq 0 ] || { tail -n 30 "$RUNDIR/airlock/daemon.log"; ctl GET /_double/log | tail -n 12; false; }
+  run al cp s:/tmp/up "$H/back"
+  echo "status $status: $output"
+  [ "$status" -eq 0 ] || { tail -n 30 "$RUNDIR/airlock/daemon.log"; ctl GET /_double/log | tail -n 12; false; }
+  diff -r "$H/src" "$H/back"
+  [ "$(faults_applied)" -eq 3 ]
+  # one request each way, each try: not one per file
+  [ "$(ctl GET /_double/log | grep -c '/files/bulk-upload')" -eq 3 ]
+  [ "$(ctl GET /_double/log | grep -c '/files/download')" -eq 2 ]
+  # deleted while an upload is on its way
+  ctl POST /_double/faults '{"match":"POST .*/files/bulk-upload$","delay_ms":3000}'
+  (al cp "$H/src" s:/tmp/up2 > "$T/cplost.out" 2>&1; echo "rc=$?" >> "$T/cplost.out") &
+  for i in $(seq 50); do ctl GET /_double/log | grep -q '"fault": {"match": "POST' && break; sleep 0.1; done
+  name=$(ctl GET /_double/sandboxes | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["name"])')
+  ctl POST "/_double/sandbox/$name/vanish" > /dev/null
+  for i in $(seq 150); do grep -q '^rc=' "$T/cplost.out" && break; sleep 0.1; done
+  cat "$T/cplost.out"
+  grep -q "no longer exists" "$T/cplost.out"
+  ! grep -q '^rc=0' "$T/cplost.out"
+  [ -z "$(find "$RUNDIR" -name 'transfer.*')" ]
+  rm -rf "$H"
+}
+
 # A command through the API: its stdout.
 api_exec () {
   printf '%s\n' '{"id":1,"op":"exec","session":"'"$1"'","command":'"$(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$2")"'}' |

@@ -21,6 +21,12 @@
 #      dockerd answers (the test image is built by tests/docker/make-image.sh);
 #   4. files: `airlock cp TREE bench:DIR` of 500 small files into the warm
 #      local session against `cp -r TREE` into its workdir (N_FILES rounds);
+#   6. per command in a warm daytona session (CLI and API) against one
+#      bare toolbox call that runs `true` (POST /process/execute), and 500
+#      small files up with `airlock cp` against one bare bulk-upload of
+#      their tar, both against the Daytona double (tests/doubles/daytona,
+#      started by the worker on 127.0.0.1: it measures airlock's protocol
+#      and the double's costs, not Daytona's network);
 #   5. per command in a warm ssh session (CLI and API) against plain
 #      `ssh -o ControlPath=MASTER host true` over the session's own master,
 #      and an upload of 500 small files with `airlock cp` against `scp -r`
@@ -47,7 +53,7 @@
 #
 # Environment: BENCH_ONLY (ssh: only table 5 and issue 12's goals, as when
 # working on the ssh backend), BUILDDIR (build), N_EXEC (200), N_OPEN (20), N_FILES (10),
-# WARMUP (5), BENCH_USER (airlock-bench; root only), BENCH_SSH_USER (the
+# N_DAYTONA (40), WARMUP (5), BENCH_USER (airlock-bench; root only), BENCH_SSH_USER (the
 # remote user, created for the run: airlock-sshb plus BENCH_USER's suffix),
 # BENCH_TIMEOUT (seconds, 1200).
 set -u
@@ -209,7 +215,9 @@ main () {
     install -m 0755 "$BUILDDIR/airlock-helper" "$T/libexec/airlock/airlock-helper-userns" &&
     install -m 0755 "$BUILDDIR/airlock-supervisor" "$T/libexec/airlock/airlock-supervisor" &&
     install -D -m 0644 policy/default.rules "$T/share/airlock/default.rules" &&
-    install -m 0644 "$SELF" "$T/bench.sh" ||
+    install -m 0644 "$SELF" "$T/bench.sh" &&
+    install -D -m 0755 tests/doubles/daytona "$T/doubles/daytona" &&
+    install -m 0755 tests/doubles/daytona-agent "$T/doubles/daytona-agent" ||
     { echo "bench: cannot copy the build into $T; nothing measured"; exit 0; }
   if [ -x "$BUILDDIR/airlock-daemon" ]; then
     install -m 0755 "$BUILDDIR/airlock-daemon" "$T/libexec/airlock/airlock-daemon" ||
@@ -246,7 +254,7 @@ main () {
     PEERS_NOTE="$PEERS_NOTE" PEERS_BIN="$PEERS_BIN" PEER_HOME="$PEER_HOME"
     AIRLOCK_DAEMON_IDLE_EXIT=60
     BENCH_T="$T" BENCH_BUILDDIR="$BUILDDIR" BENCH_ROOT_RUN="$([ "$(id -u)" = 0 ] && echo 1)"
-    BENCH_ONLY="${BENCH_ONLY:-}" N_EXEC="$N_EXEC" N_OPEN="$N_OPEN" N_FILES="$N_FILES" WARMUP="$WARMUP" BWRAP_NOTE="$BWRAP_NOTE"
+    BENCH_ONLY="${BENCH_ONLY:-}" N_DAYTONA="$(posint "${N_DAYTONA:-}" 40)" N_EXEC="$N_EXEC" N_OPEN="$N_OPEN" N_FILES="$N_FILES" WARMUP="$WARMUP" BWRAP_NOTE="$BWRAP_NOTE"
     SSH_NOTE="$SSH_NOTE" SSHD_PORT="${SSHV[SSHD_PORT]:-}" SSH_USER="${SSHV[SSH_USER]:-}"
     SSH_KEY="${SSHV[SSH_KEY]:-}" SSH_KNOWN_HOSTS="${SSHV[SSH_KNOWN_HOSTS]:-}" SSH_WORKDIR="${SSHV[SSH_WORKDIR]:-}"
     DOCKER_NOTE="$DOCKER_NOTE" AIRLOCK_DOCKER_IMAGE="$DOCKER_IMAGE" AIRLOCK_DOCKER_PULL=false
@@ -708,6 +716,67 @@ worker () {
     echo "  ssh:     skipped: ${SSH_NOTE:-no daemon}"
   fi
 
+  # ---- 6. daytona: against the double, started here as this user ----
+  local dt_ok=0 dt_opened=0 DT_NOTE='' DTPID='' DT_TB='' dport='' DTAUTH=()
+  if ((daemon_ok)) && [ "$BENCH_ONLY" != ssh ]; then
+    mkdir -p "$T/dt-state"
+    DAYTONA_DOUBLE_API_KEY=bench-key /usr/bin/python3 "$T/doubles/daytona" --port 0 \
+      --airlock "$AL" --state "$T/dt-state" > "$R/dt.out" 2> "$R/dt.err" &
+    DTPID=$!
+    for i in $(seq 100); do
+      dport=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$R/dt.out")
+      [ -n "$dport" ] && break
+      sleep 0.1
+    done
+    if [ -z "$dport" ]; then
+      DT_NOTE="the Daytona double did not start: $(tail -n 1 "$R/dt.err")"
+    elif ! DAYTONA_API_URL=http://127.0.0.1:$dport/api DAYTONA_API_KEY=bench-key \
+         "$AL" session open dtbench --backend daytona > "$R/dt-open.log" 2>&1; then
+      DT_NOTE="the daytona session did not open: $(tail -n 1 "$R/dt-open.log")"
+    else
+      dt_opened=1
+      DTAUTH=(-H "Authorization: Bearer bench-key")
+      local sbid
+      sbid=$(curl -sS "http://127.0.0.1:$dport/_double/sandboxes" |
+             sed -n 's/.*"id": "\([^"]*\)".*/\1/p' | head -n 1)
+      DT_TB=http://127.0.0.1:$dport/toolbox/$sbid
+      if [ -z "$sbid" ] || ! curl -sSf "${DTAUTH[@]}" -H 'Content-Type: application/json' \
+           -d '{"command":"true"}' "$DT_TB/process/execute" > /dev/null 2>> "$R/err.dtcurl"; then
+        DT_NOTE="a bare toolbox call to the double's sandbox failed"
+      else
+        dt_ok=1
+      fi
+    fi
+  fi
+  if ((dt_ok)); then
+    echo "  daytona: the Daytona double (tests/doubles/daytona) on 127.0.0.1:$dport, its sandboxes airlock local sandboxes of $(id -un)"
+    rounds=$((WARMUP + N_DAYTONA))
+    for ((i = 0; i < rounds; i++)); do
+      ((COUNTING = i >= WARMUP))
+      timed dtcurl curl -sSf "${DTAUTH[@]}" -H 'Content-Type: application/json' \
+        -d '{"command":"true"}' "$DT_TB/process/execute"
+      timed dtcli "$AL" exec dtbench -- true
+      api_timed dtapi '{"op":"exec","session":"dtbench","command":"true"}'
+    done
+    mkdir -p "$WORK/files500"
+    local kb2
+    printf -v kb2 '%01000d' 0
+    for ((i = 1; i <= 500; i++)); do printf '%d %s\n' "$i" "$kb2" > "$WORK/files500/f$i"; done
+    rounds=$((WARMUP + N_FILES))
+    for ((i = 0; i < rounds; i++)); do
+      ((COUNTING = i >= WARMUP))
+      timed dtbulk bash -c 'tar -C "$1" -cf - files500 | curl -sSf "${@:4}" -F "files[0].path=/tmp/raw-$2.tar" -F "files[0].file=@-" "$3/files/bulk-upload"' \
+        _ "$WORK" "$i" "$DT_TB" "${DTAUTH[@]}"
+      timed dtcp "$AL" cp "$WORK/files500" "dtbench:/tmp/cp-$i"
+    done
+    local got
+    got=$("$AL" exec dtbench -- "find /tmp/cp-0 -type f | wc -l" 2>&1)
+    [ "$got" = 500 ] || DT_NOTE="airlock cp delivered $got files, not 500"
+    rm -rf "$WORK/files500"
+  else
+    [ "$BENCH_ONLY" = ssh ] || echo "  daytona: skipped: ${DT_NOTE:-no daemon}"
+  fi
+
   # ---- the tables ----
   if [ "$BENCH_ONLY" != ssh ]; then
     table_head "0. The command-line client's start, against /bin/true"
@@ -783,6 +852,18 @@ worker () {
   fi
 
   if [ "$BENCH_ONLY" != ssh ]; then
+    table_head "6. Daytona (against the local double): one command (true) in a warm session, against one bare toolbox call running true; 500 files up, against one bare bulk-upload of their tar"
+    if ((dt_ok)); then
+      row "curl POST /process/execute {true} (baseline)" dtcurl dtcurl
+      row "airlock exec dtbench -- true (CLI)" dtcli dtcurl
+      row "  JSON API exec, one airlock serve connection" dtapi dtcurl
+      row "tar | curl POST /files/bulk-upload, 500 files (baseline)" dtbulk dtbulk
+      row "airlock cp 500 files dtbench:DIR (+ the checked extraction)" dtcp dtbulk
+      [ -n "$DT_NOTE" ] && echo "  $DT_NOTE"
+    else
+      echo "  skipped: ${DT_NOTE:-no daemon}"
+    fi
+
     # ---- issue 11's goals, median to median ----
     goal "airlock --version / /bin/true" version true 1.3
     goal "airlock run -- true / bwrap" run bwrap 0.7
@@ -811,6 +892,13 @@ worker () {
 
   # ---- stop what we started ----
   ((ssh_opened)) && { api '{"op":"close","session":"sbench"}' || "$AL" session close sbench > /dev/null 2>&1; }
+  ((dt_opened)) && { api '{"op":"close","session":"dtbench"}' || "$AL" session close dtbench > /dev/null 2>&1; }
+  if [ -n "$DTPID" ]; then
+    kill -TERM "$DTPID" 2>/dev/null
+    for i in $(seq 100); do kill -0 "$DTPID" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$DTPID" 2>/dev/null && kill -KILL "$DTPID" 2>/dev/null
+    wait "$DTPID" 2>/dev/null
+  fi
   ((docker_ok)) && { api '{"op":"close","session":"dbench"}' || "$AL" session close dbench > /dev/null 2>&1; }
   if ((session_ok)); then
     api '{"op":"close","session":"bench"}' || "$AL" session close bench > /dev/null 2>&1
