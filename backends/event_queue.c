@@ -30,6 +30,7 @@ event_queue_push (struct event_queue *q, const struct backend_event *ev, const v
     {
       memcpy (it->data, data, len);
       it->ev.data = it->data;
+      it->ev.len = len;
     }
   else if (msg && (it->data = strdup (msg)))
     it->ev.message = it->data;
