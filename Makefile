@@ -59,7 +59,7 @@ LINK        = $(CC) $(CFLAGS) $(LDFLAGS) $(LDHARDEN)
 BUILD_OPTIONS := $(BUILDDIR)/build-options
 BUILD_OPTION_VARS := VERSION PREFIX BINDIR LIBEXECDIR MANDIR DATADIR SYSCONFDIR \
                      HELPER_CONF HELPER_PATH SUPERVISOR_PATH DAEMON_PATH DEFAULT_RULES ADMIN_RULES \
-                     SYSTEM_CONFIG CC CPPFLAGS CFLAGS LDFLAGS HARDEN LDHARDEN DAYTONA_FLAGS
+                     SYSTEM_CONFIG CC CPPFLAGS CFLAGS LDFLAGS HARDEN LDHARDEN SESSION_FLAGS
 shell_quote = '$(subst ','\'',$(1))'
 $(BUILD_OPTIONS): FORCE
 	@mkdir -p $(@D)
@@ -79,14 +79,16 @@ BROKER_PKGS := libcjson libcurl libpcre2-8 libarchive nettle
 BROKER_LIBS := -lunistring
 
 HELPER_SRCS := $(wildcard helper/*.c)
-# The daytona backend's session layer (backends/daytona_session.c) is
-# written apart from its client: open_daytona serves sessions once it is
-# there, and says "not in this build" until then.
-DAYTONA_FLAGS := $(if $(wildcard backends/daytona_session.c),-DHAVE_DAYTONA_SESSION)
+# A cloud backend's session layer is written apart from its client:
+# open serves sessions once it is there, and says "not in this build"
+# until then (daytona, modal direct, modal managed).
+SESSION_FLAGS := $(if $(wildcard backends/daytona_session.c),-DHAVE_DAYTONA_SESSION) \
+                 $(if $(wildcard backends/modal_session.c),-DHAVE_MODAL_SESSION) \
+                 $(if $(wildcard backends/modal_managed_session.c),-DHAVE_MODAL_MANAGED)
 BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_session.c backends/supervisor_protocol.c backends/supervisor_client.c \
                 backends/xprintf.c backends/posture.c backends/cgroup_oom.c backends/size_text.c \
                 backends/sif_cache.c backends/http_body.c backends/sh_words.c backends/event_queue.c \
-                backends/modal_api.c backends/grpc_call.c backends/protobuf_wire.c \
+                backends/grpc_call.c backends/protobuf_wire.c $(sort $(wildcard backends/modal*.c)) \
                 $(sort $(wildcard backends/docker*.c)) $(sort $(wildcard backends/daytona*.c)) $(sort $(wildcard backends/ssh*.c)) \
                 $(sort $(wildcard backends/singularity*.c))
 POLICY_SRCS := $(sort $(wildcard policy/*.c))
@@ -156,6 +158,13 @@ $(BUILDDIR)/gen/ssh_wrapper.h: backends/ssh_wrapper.sh backends/ssh_agent.sh Mak
 	  echo '#define SSH_WRAPPER \'; $(SSH_SH_STRING) backends/ssh_wrapper.sh; echo '  ""'; \
 	  echo '#define SSH_AGENT \'; $(SSH_SH_STRING) backends/ssh_agent.sh; echo '  ""'; } > $@.tmp && mv $@.tmp $@
 
+# The modal backend's sandbox-side wrapper likewise, as MODAL_WRAPPER.
+$(BUILDDIR)/obj/broker-backends/modal_session.o: $(BUILDDIR)/gen/modal_wrapper.h
+$(BUILDDIR)/gen/modal_wrapper.h: backends/modal_wrapper.sh Makefile
+	@mkdir -p $(@D)
+	{ echo '/* Generated from backends/modal_wrapper.sh by the Makefile. */'; \
+	  echo '#define MODAL_WRAPPER \'; $(SSH_SH_STRING) backends/modal_wrapper.sh; echo '  ""'; } > $@.tmp && mv $@.tmp $@
+
 # The daytona backend's sandbox-side wrapper likewise, as DAYTONA_WRAPPER.
 $(BUILDDIR)/obj/broker-backends/daytona_session.o: $(BUILDDIR)/gen/daytona_wrapper.h
 $(BUILDDIR)/gen/daytona_wrapper.h: backends/daytona_wrapper.sh Makefile
@@ -169,7 +178,7 @@ $(BUILDDIR)/obj/broker-%.o: %.c $(wildcard helper/protocol.h broker/*.h backends
 	  -DHELPER_PATH='"$(HELPER_PATH)"' -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' \
 	  -DDAEMON_PATH='"$(DAEMON_PATH)"' -DAIRLOCK_SYSTEM_CONFIG='"$(SYSTEM_CONFIG)"' \
 	  -DAIRLOCK_DEFAULT_RULES='"$(DEFAULT_RULES)"' -DAIRLOCK_ADMIN_RULES='"$(ADMIN_RULES)"' \
-	  $(DAYTONA_FLAGS) -c $< -o $@
+	  $(SESSION_FLAGS) -c $< -o $@
 
 $(BUILDDIR)/airlock-helper: $(HELPER_OBJS)
 	$(LINK) -o $@ $^ $(shell $(PKG) --libs $(HELPER_PKGS))

@@ -352,11 +352,14 @@ ok" ]
   run converse '{"id":1,"op":"open","session":"m","workdir":"'"$PWORK"'","backend":"modal"}'
   [[ "$output" == *'"code":"backend_error"'* ]]
   [[ "$output" == *MODAL_TOKEN_ID* ]]
-  # Direct credentials in a profile: resolved, then (this version) not built.
+  # Direct credentials in a profile: resolved to direct, which then tries
+  # the server (here one that is not there) and says which it could not
+  # reach, never the secret.
   printf '[default]\ntoken_id = "ak-test"\ntoken_secret = "as-test"\n' > "$PHOME/.modal.toml"
   chown "$TEST_USER" "$PHOME/.modal.toml"
-  run converse '{"id":2,"op":"open","session":"m","workdir":"'"$PWORK"'","backend":"modal"}'
-  [[ "$output" == *'"code":"not_implemented"'*direct* ]]
+  EXTRA_ENV="${EXTRA_ENV:-} MODAL_SERVER_URL=http://127.0.0.1:1" \
+    run converse '{"id":2,"op":"open","session":"m","workdir":"'"$PWORK"'","backend":"modal"}' 'wait "id":2'
+  [[ "$output" == *'"id":2,"ok":false'*'"code":"backend_error"'*127.0.0.1:1* ]]
   [[ "$output" != *as-test* ]]
 }
 

@@ -14,7 +14,7 @@
 # Knobs: TEST_USER, OTHER_USER (BACKENDS_TEST_USER, BACKENDS_OTHER_USER:
 # stream 2's, by default the same with a "b" appended), MODES, SUITES,
 # ASAN_SUITES, DOCKER_SUITES, SSH_SUITES, SINGULARITY_SUITES, DAYTONA_SUITES,
-# MODAL_SUITES, ONCE_SUITES
+# MODAL_SUITES, MODAL_SESSION_SUITES, ONCE_SUITES
 # (" " or "" for none), SINGULARITY_MODE (its privilege mode, default
 # unprivileged), SKIP_ASAN=1, FUZZ_SECONDS, PARALLEL=0 (one stream after the
 # other).
@@ -409,6 +409,57 @@ stream_backends () {
     unset DAYTONA_DOUBLE DAYTONA_API_URL DAYTONA_API_KEY
   fi
 
+  # The modal backend (direct) against the Modal gRPC double
+  # (tests/doubles/modal), run as the other user, whose sandboxes are that
+  # user's airlock local sandboxes; the suites run as the test user, the
+  # client, with the run's credentials in its environment.
+  if [ -n "$MODAL_SESSION_SUITES" ]; then
+    section "modal: the Modal double"
+    use_release_prefix
+    local mstate mid msecret msecretfile
+    mstate=$(mktemp -d /var/tmp/airlock-modal.XXXXXX)
+    mid="ak-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+    msecret="as-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+    chown "$OTHER_USER" "$mstate"
+    chmod 0755 "$mstate"
+    install -d -m 0755 "$mstate/proto"
+    install -m 0644 backends/modal.proto backends/modal_router.proto "$mstate/proto/"
+    install -m 0755 tests/doubles/modal "$T/modal-double"
+    # The secret in a file read at start and then removed: never in an argv.
+    msecretfile=$(mktemp /var/tmp/airlock-modal-secret.XXXXXX)
+    printf '%s\n' "$msecret" > "$msecretfile"
+    chown "$OTHER_USER" "$msecretfile"
+    (cd / && exec runuser -u "$OTHER_USER" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
+       HOME="$mstate" MODAL_DOUBLE_PROTO_DIR="$mstate/proto" MODAL_DOUBLE_TOKEN_ID="$mid" \
+       MODAL_DOUBLE_TOKEN_SECRET_FILE="$msecretfile" timeout -k 5 5400 "$T/modal-double" --port 0 \
+       --airlock "$AIRLOCK" --state "$mstate/state") > "$T/modal-double.out" 2> "$T/modal-double.err" &
+    local mpid=$! mport=
+    for _ in $(seq 150); do
+      mport=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$T/modal-double.out")
+      [ -z "$mport" ] || break
+      sleep 0.1
+    done
+    rm -f "$msecretfile"
+    if [ -n "$mport" ]; then
+      export MODAL_DOUBLE_STATE="$mstate/state" MODAL_SERVER_URL="http://127.0.0.1:$mport"
+      echo "the Modal double on 127.0.0.1:$mport (pid $mpid)"
+      local suite
+      for suite in $MODAL_SESSION_SUITES; do
+        section "modal: $suite.bats (BACKEND=modal)"
+        run_bats "modal $suite" "$suite" BACKEND=modal \
+          BACKEND_ENV="MODAL_SERVER_URL=$MODAL_SERVER_URL MODAL_TOKEN_ID=$mid MODAL_TOKEN_SECRET=$msecret"
+      done
+    else
+      echo "FAILED: the Modal double did not start:"
+      tail -n 20 "$T/modal-double.err"
+      result "modal: the double" 1
+    fi
+    kill -TERM "$mpid" 2>/dev/null
+    wait "$mpid" 2>/dev/null
+    rm -rf "$mstate"
+    unset MODAL_DOUBLE_STATE MODAL_SERVER_URL
+  fi
+
   # The Modal gRPC double (tests/doubles/modal) and the official JavaScript
   # SDK against it, and the managed gateway's double: each bats file starts
   # and stops its own double, as the other user, its sandboxes airlock
@@ -455,7 +506,8 @@ DOCKER_SUITES=${DOCKER_SUITES-sessions files spool hygiene lifecycle api docker}
 SSH_SUITES=${SSH_SUITES-sessions spool hygiene lifecycle api ssh files}
 SINGULARITY_SUITES=${SINGULARITY_SUITES-sessions singularity files}
 DAYTONA_SUITES=${DAYTONA_SUITES-daytona-double sessions files daytona daytona-exec}
-MODAL_SUITES=${MODAL_SUITES-modal-double modal-gateway}
+MODAL_SUITES=${MODAL_SUITES-modal-double modal modal-gateway}
+MODAL_SESSION_SUITES=${MODAL_SESSION_SUITES-sessions}
 SINGULARITY_MODE=${SINGULARITY_MODE:-unprivileged}
 export BUILDDIR FUZZ_SECONDS
 

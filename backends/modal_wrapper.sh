@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: MIT
+# The sandbox half of the modal backend (backends/modal_session.c), in
+# POSIX sh: the exec's command is ["sh", "-c", this, "airlock-modal", N,
+# T, G, IN, CW, argv...] (N the job's name, T its deadline in ms (0
+# none), G the grace between TERM and KILL in ms, IN 1 when the command
+# reads stdin, CW the working directory, then the session layer's fixed
+# loader); or ["sh", "-c", this, "airlock-modal", "kill", N, SIGNAL].
+# Nothing secret is in that argv: the command's script and
+# environment come first on the exec's stdin, as a line "LS LE K" and
+# then LS bytes of script and LE bytes of environment (sh export lines);
+# K is a marker of this job's.  The rest of stdin is the command's.
+#
+# The command's stdout and stderr are the exec's, read by offset by the
+# client (TaskExecStdioRead), so nothing is relayed here.  Its fd 3 (the
+# session layer's state report, which must be a pipe) goes to a file,
+# said on stderr after the command ended, behind a line holding K: the
+# client takes what follows the last "\nK\n" as the report.  The exit
+# status is the command's (128+N for a signal).
+# The build strips comment lines and indentation (build/gen/modal_wrapper.h).
+# Signal $1 to the session $2 (the job's pid is its sid) and to every
+# process carrying the job's mark (those that left the session).
+ks() {
+  for d in /proc/[0-9]*; do
+    l=
+    read -r l < "$d/stat" 2>/dev/null || continue
+    l=${l##*) }
+    set -- "$1" "$2" $l
+    if [ "$6" = "$2" ] || grep -qz "^AIRLOCK_MODAL_JOB=$N\$" "$d/environ" 2>/dev/null; then
+      kill -"$1" "${d#/proc/}" 2>/dev/null
+    fi
+  done
+}
+umask 077
+B=/tmp/.airlock-jobs
+# The kill path: ["sh", "-c", this, "airlock-modal", "kill", N, SIGNAL].
+if [ "$1" = kill ]; then
+  N=$2
+  p=
+  read -r p < "$B/$N/pid" 2>/dev/null || exit 0
+  ks "$3" "$p"
+  exit 0
+fi
+N=$1 T=$2 G=$3 IN=$4 CW=$5
+shift 5
+J=$B/$N
+mkdir -p "$B" 2>/dev/null
+chmod 700 "$B" 2>/dev/null
+e=$(mkdir "$J" 2>&1) || { echo "airlock: cannot create the job directory $J in the sandbox: $e" >&2; exit 125; }
+read -r LS LE K || { rm -rf "$J"; echo "airlock: the command's script did not come" >&2; exit 125; }
+if ! { head -c "$LS" > "$J/script" && head -c "$LE" > "$J/env"; } 2>/dev/null; then
+  rm -rf "$J"
+  echo "airlock: cannot write the job directory $J in the sandbox (is its disk full?)" >&2
+  exit 125
+fi
+mkfifo "$J/m" || { rm -rf "$J"; echo "airlock: cannot make a pipe in $J" >&2; exit 125; }
+cat "$J/m" > "$J/meta" &
+mc=$!
+# (a command started with & gets /dev/null as stdin unless told otherwise)
+if [ "$IN" = 1 ]; then exec 5<&0; else exec 5< /dev/null; fi
+env -i AIRLOCK_MODAL_JOB="$N" sh -c '. "$0/env"; cd "$1" 2>/dev/null || cd /; shift; exec setsid "$@"' \
+  "$J" "$CW" "$@" 3> "$J/m" 4< "$J/script" <&5 5<&- &
+exec 5<&-
+p=$!
+echo "$p" > "$J/pid"
+# The remote deadline, for when the client cannot reach us.
+w=
+if [ "$T" -gt 0 ]; then
+  (
+    sleep "$((T / 1000)).$((T % 1000 / 100))"
+    ks 15 "$p"
+    sleep "$((G / 1000)).$((G % 1000 / 100))"
+    ks 9 "$p"
+  ) > /dev/null 2>&1 < /dev/null &
+  w=$!
+fi
+wait "$p"
+rc=$?
+[ -z "$w" ] || kill "$w" 2>/dev/null
+wait "$mc"
+printf '\n%s\n' "$K" >&2
+cat "$J/meta" >&2
+rm -rf "$J"
+exit "$rc"
