@@ -40,5 +40,5 @@ teardown () {
   [[ "$output" == *'"statusCode":401'* || "$output" == *'"statusCode": 401'* ]]
   run timeout -k 5 30 curl -sS -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $DAYTONA_API_KEY" "$DAYTONA_API_URL/sandbox"
   [ "$output" = 200 ]
-  ! grep -l -a -F "$DAYTONA_API_KEY" /proc/[0-9]*/cmdline 2>/dev/null
+  run ! grep -l -a -F "$DAYTONA_API_KEY" /proc/[0-9]*/cmdline 2>/dev/null
 }

@@ -79,7 +79,7 @@ for l in sys.stdin:
   for i in $(seq 150); do grep -q '^rc=' "$T/lost.out" && break; sleep 0.1; done
   cat "$T/lost.out"
   grep -q "no longer exists (deleted outside airlock); it is not re-created" "$T/lost.out"
-  ! grep -q '^rc=0' "$T/lost.out"
+  run ! grep -q '^rc=0' "$T/lost.out"
   run al exec s -- 'echo again'
   [ "$status" -ne 0 ]
   [[ "$output" == *lost* ]]
@@ -102,7 +102,7 @@ for l in sys.stdin:
   # The kill is sent once the toolbox answers, or the remote deadline
   # (the wrapper's own) ends it: gone either way.
   for i in $(seq 150); do pgrep -f "^sleep $marker.8" > /dev/null || break; sleep 0.1; done
-  ! pgrep -f "^sleep $marker.8"
+  run ! pgrep -f "^sleep $marker.8"
   run al exec s -- 'echo usable'
   [ "$output" = usable ]
 }
@@ -143,7 +143,7 @@ for l in sys.stdin:
   for i in $(seq 150); do grep -q '^rc=' "$T/cplost.out" && break; sleep 0.1; done
   cat "$T/cplost.out"
   grep -q "no longer exists" "$T/cplost.out"
-  ! grep -q '^rc=0' "$T/cplost.out"
+  run ! grep -q '^rc=0' "$T/cplost.out"
   [ -z "$(find "$RUNDIR" -name 'transfer.*')" ]
   rm -rf "$H"
 }

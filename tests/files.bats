@@ -42,6 +42,8 @@ open_session () {
   # directories of this host, at the same path).
   if [ "$BACKEND" = daytona ]; then
     FW=$(daytona_home "${1:-f}")
+  elif [ "$BACKEND" = modal ]; then
+    FW=$(modal_home)
   fi
 }
 api () { printf '%s\n' "$@" | as_user timeout -k 5 120 "$AIRLOCK" serve; }
