@@ -11,6 +11,7 @@
  *     --entitled        only ask for the entitlement: prints 1, 0 or -1
  *     --cwd DIR         the session's first working directory
  *     --env NAME=VALUE  the commands' env (repeatable; default PATH only)
+ *     --env-file FILE   the same, one NAME=VALUE a line (kept off argv)
  *     --stdin FILE      the first command's stdin (a pipe; else /dev/null)
  *     --timeout MS      each command's deadline
  *     --kill-after MS   TERM each command after MS, KILL 2 s later
@@ -146,6 +147,19 @@ main (int argc, char **argv)
         cwd_opt = v, i++;
       else if (!strcmp (a, "--env") && nenv < 63)
         envp[nenv++] = v, i++;
+      else if (!strcmp (a, "--env-file"))
+        {
+          size_t n;
+          char *text = slurp (v, &n), *save = NULL;
+          text = realloc (text, n + 1);
+          if (!text)
+            return 2;
+          text[n] = '\0';
+          for (char *line = strtok_r (text, "\n", &save); line && nenv < 63;
+               line = strtok_r (NULL, "\n", &save))
+            envp[nenv++] = line; /* kept to the end */
+          i++;
+        }
       else if (!strcmp (a, "--stdin"))
         stdin_path = v, i++;
       else if (!strcmp (a, "--timeout"))
