@@ -314,3 +314,35 @@ _=/usr/bin/env" ]
   [[ $output == *"error: "*"TOOL_GATEWAY_USER_TOKEN"*"HTTP 401"* ]]
   [[ $output != *"$TOOL_GATEWAY_USER_TOKEN"* ]]
 }
+
+@test "modal-managed: a poll answer without nextOffset (a gateway without offset reads) gives only the bytes not yet delivered" {
+  # the double's answers replaced: the whole output so far, twice
+  ctl POST /_double/faults '[{"match":"GET /v1/sandboxes/.*/execs/.*","times":1,"status":200,
+      "body":{"execId":"x","status":"running","output":"abc"}},
+    {"match":"GET /v1/sandboxes/.*/execs/.*","times":1,"status":200,
+      "body":{"execId":"x","status":"completed","output":"abcdef\n","returncode":5}}]' > /dev/null
+  local s
+  s=$(script s 'sleep 4751')
+  run -0 drv --cwd /tmp "$s"
+  [ "$(cat "$BATS_TEST_TMPDIR/out")" = abcdef ]
+  grep -qx 'exit 5' "$BATS_TEST_TMPDIR/err"
+  no_process 'sleep 4751'
+}
+
+@test "modal-managed: a kill while the gateway cannot be reached is pending (BACKEND_KILL_PENDING)" {
+  local s
+  s=$(script s 'echo started; sleep 4761')
+  DRV_TIMEOUT=90 drv --cwd /tmp --kill-after 9000 "$s" > /dev/null &
+  local pid=$!
+  for _ in $(seq 100); do
+    grep -q started "$BATS_TEST_TMPDIR/out" 2> /dev/null && break
+    sleep 0.1
+  done
+  # from now on every connection is closed unanswered
+  ctl POST /_double/faults '{"match":"* /v1/.*","drop_after":0,"before":true,"times":-1}' > /dev/null
+  wait $pid || true
+  grep -q '^signal 15: 1$' "$BATS_TEST_TMPDIR/err"
+  grep -q 'cannot reach the modal gateway' "$BATS_TEST_TMPDIR/err"
+  ! grep -q "$TOOL_GATEWAY_USER_TOKEN" "$BATS_TEST_TMPDIR/err"
+  ctl DELETE /_double/faults > /dev/null
+}
