@@ -317,7 +317,8 @@ take_output (struct backend_session *s, struct mm_job *j, const char *data, size
   char *b = malloc (j->held_len + n + 1);
   if (!b)
     return;
-  memcpy (b, j->held, j->held_len);
+  if (j->held_len)
+    memcpy (b, j->held, j->held_len);
   memcpy (b + j->held_len, data, n);
   size_t len = j->held_len + n;
   free (j->held);
@@ -329,11 +330,9 @@ take_output (struct backend_session *s, struct mm_job *j, const char *data, size
       deliver (s, j, 1, b, (size_t) (at - b));
       j->past_marker = true;
       size_t after = len - (size_t) (at - b) - j->marker_len;
-      free (b);
-      j->meta = NULL;
-      j->meta_len = 0;
       if (after)
         take_output (s, j, at + j->marker_len, after);
+      free (b);
       return;
     }
   /* Held back: the longest end that could begin the marker. */

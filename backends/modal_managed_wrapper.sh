@@ -19,8 +19,9 @@
 #     and the sessions its marked processes lead.
 #
 # The gateway's cancel and timeout kill the exec's process group, which
-# the job left: a watchdog in a session of its own kills the job when
-# this wrapper dies before it is done.
+# the job left: a watchdog in a session of its own kills the job (its mark
+# in the job directory's k) and removes the job directory when this
+# wrapper dies before it is done.
 umask 077
 KS='m=$1 s=$2 l=
 e=$(grep -lzs "^AIRLOCK_MODAL_JOB=$m\$" /proc/[0-9]*/environ)
@@ -43,6 +44,12 @@ for d in /proc/[0-9]*; do
 done'
 fail() { echo "airlock: $*"; [ -z "${D:-}" ] || rm -rf "$D"; exit 125; }
 D=$(mktemp -d /tmp/.airlock-modal.XXXXXXXX) || fail "cannot make a job directory in the sandbox's /tmp"
+setsid sh -c 'while kill -0 "$1" 2>/dev/null; do sleep 0.5; done
+[ -d "$2" ] || exit 0
+m=
+read -r m 2>/dev/null < "$2/k"
+[ -z "$m" ] || sh -c "$3" sh "$m" 9 2>/dev/null
+rm -rf "$2"' sh "$$" "$D" "$KS" < /dev/null > /dev/null 2>&1 &
 base64 -d > "$D/p" 2>/dev/null || fail "the job did not arrive whole (base64)"
 read -r W A B C E < "$D/p" || fail "the job has no header"
 case $W in
@@ -55,15 +62,12 @@ R) ;;
 *) fail "an unknown request" ;;
 esac
 case $A$B$C$E in *[!0-9a-f]*|'') fail "a bad job header" ;; esac
+echo "$E" > "$D/k" || fail "cannot write the job directory (is the sandbox's disk full?)"
 h=$(head -n 1 "$D/p" | wc -c)
 { tail -c +$((h + 1)) "$D/p" | head -c "$A" > "$D/s" &&
   tail -c +$((h + A + 1)) "$D/p" | head -c "$B" > "$D/e" &&
   tail -c +$((h + A + B + 1)) "$D/p" > "$D/i" && rm -f "$D/p" &&
   mkfifo "$D/m"; } 2>/dev/null || fail "cannot write the job directory (is the sandbox's disk full?)"
-setsid sh -c 'while kill -0 "$1" 2>/dev/null; do sleep 0.5; done
-[ -d "$2" ] || exit 0
-sh -c "$3" sh "$4" 9 2>/dev/null
-rm -rf "$2"' sh "$$" "$D" "$KS" "$E" < /dev/null > /dev/null 2>&1 &
 cat "$D/m" > "$D/meta" &
 mc=$!
 env -i AIRLOCK_MODAL_JOB="$E" sh -c '. "$0/e" && exec setsid "$@"' "$D" 3> "$D/m" 4< "$D/s" < "$D/i" &

@@ -204,9 +204,9 @@ _=/usr/bin/env" ]
   ctl POST /_double/faults '[{"match":"POST /v1/sandboxes","status":503,"times":3},
     {"match":"POST /v1/sandboxes/.*/execs","status":502,"times":2},
     {"match":"GET /v1/sandboxes/.*/execs/.*","status":429,"retry_after":1,"times":2},
-    {"match":"GET /v1/sandboxes/.*/execs/.*","status":504,"after":4,"times":2}]' > /dev/null
+    {"match":"GET /v1/sandboxes/.*/execs/.*","status":504,"after":2,"times":2}]' > /dev/null
   local s
-  s=$(script s 'seq 1 3; exit 3')
+  s=$(script s 'sleep 1; seq 1 3; exit 3')
   run -0 drv "$s"
   [ "$(cat "$BATS_TEST_TMPDIR/out")" = $'1\n2\n3' ]
   grep -qx 'exit 3' "$BATS_TEST_TMPDIR/err"

@@ -123,6 +123,7 @@ main (int argc, char **argv)
 {
   const char *cwd_opt = NULL, *stdin_path = NULL, *meta_path = NULL;
   const char *envp[64] = { 0 };
+  char *env_text = NULL; /* --env-file's, which envp points into */
   size_t nenv = 0;
   long long timeout_ms = 0, kill_after = -1;
   bool health = false;
@@ -155,6 +156,8 @@ main (int argc, char **argv)
           if (!text)
             return 2;
           text[n] = '\0';
+          free (env_text);
+          env_text = text;
           for (char *line = strtok_r (text, "\n", &save); line && nenv < 63;
                line = strtok_r (NULL, "\n", &save))
             envp[nenv++] = line; /* kept to the end */
@@ -270,5 +273,6 @@ main (int argc, char **argv)
     }
   ops->close (bs);
   free (cwd);
+  free (env_text);
   return rc;
 }
