@@ -233,7 +233,8 @@ $(BUILDDIR)/airlock-daytona-driver: $(DAYTONA_DRIVER_SRCS) $(wildcard backends/*
 # the modal gateway double (tests/modal-managed.bats).
 MODAL_MANAGED_DRIVER_SRCS := tests/modal_managed_driver.c backends/modal_managed_session.c \
                              backends/modal_gateway.c backends/http_body.c backends/sh_words.c \
-                             backends/event_queue.c backends/xprintf.c broker/files_host.c
+                             backends/event_queue.c backends/xprintf.c broker/files_host.c \
+                             broker/shell_state.c
 $(BUILDDIR)/airlock-modal-managed-driver: $(MODAL_MANAGED_DRIVER_SRCS) $(BUILDDIR)/gen/modal_managed_wrapper.h \
                                           $(wildcard backends/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)

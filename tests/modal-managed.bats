@@ -346,3 +346,15 @@ _=/usr/bin/env" ]
   ! grep -q "$TOOL_GATEWAY_USER_TOKEN" "$BATS_TEST_TMPDIR/err"
   ctl DELETE /_double/faults > /dev/null
 }
+
+@test "modal-managed: the session layer's own scripts: state (exports, functions, aliases, cwd) carried by the fd-3 reports" {
+  local c1 c2 c3
+  c1=$(script c1 'export GREETING="hello there"; f() { echo "from f"; }; alias ll="echo alias-ll"; cd /tmp')
+  c2=$(script c2 'echo "$GREETING"; f; pwd; shopt -s expand_aliases; eval ll; cd /; exit 4')
+  c3=$(script c3 'pwd; echo "${GREETING:-unset}"')
+  run -0 drv --shell "$c1" "$c2" "$c3"
+  [ "$(cat "$BATS_TEST_TMPDIR/out")" = $'hello there\nfrom f\n/tmp\nalias-ll\n/\nhello there' ]
+  [ "$(grep -c '^state taken$' "$BATS_TEST_TMPDIR/err")" = 4 ]
+  run grep '^exit ' "$BATS_TEST_TMPDIR/err"
+  [ "$output" = $'exit 0\nexit 0\nexit 4\nexit 0' ]
+}

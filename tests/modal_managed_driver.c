@@ -17,6 +17,10 @@
  *     --kill-after MS   TERM each command after MS, KILL 2 s later
  *     --meta FILE       the last command's fd-3 report goes there
  *     --health          check health after each command
+ *     --shell           the files are commands for the session layer's
+ *                       shell (broker/shell_state.c): a bootstrap first,
+ *                       then each in a command script, the state carried
+ *                       from one to the next by the fd-3 reports
  * stdout: the commands' output; stderr: "open: ...", and per command
  * "exit N" or "error: ..." (and "spawn: ..." when it cannot start).
  * Exit 0 when every command was run, 1 when open failed, 3 otherwise. */
@@ -31,6 +35,7 @@
 
 #include "modal_managed_session.h"
 #include "monotonic_ms.h"
+#include "shell_state.h"
 
 static char *
 slurp (const char *path, size_t *len)
@@ -118,6 +123,92 @@ progress (void *ctx, const char *line)
   fprintf (stderr, "progress: %s\n", line);
 }
 
+struct run {
+  const char *const *argv, *const *envp;
+  const char *cwd, *script;
+  size_t script_len;
+  const char *stdin_path;      /* NULL: /dev/null */
+  long long timeout_ms, kill_after;
+  const char *meta_path;       /* the fd-3 report goes there */
+  struct shell_state *state;   /* or is taken into that */
+};
+
+static void
+feed_stdin (const struct backend_ops *ops, struct backend_session *bs, uint32_t job,
+            const char *path)
+{
+  size_t n;
+  char *in = slurp (path, &n);
+  size_t chunk = 65536, off = 0;
+  do
+    {
+      size_t k = n - off < chunk ? n - off : chunk;
+      int w = ops->write_stdin (bs, job, in + off, k, off + k >= n);
+      if (w < 0)
+        {
+          fprintf (stderr, "write_stdin: %s\n", strerror (-w));
+          break;
+        }
+      off += k;
+    }
+  while (off < n);
+  free (in);
+}
+
+/* One command to its end: 0; -1 when the session is lost; -2 when it
+ * could not start. */
+static int
+run_job (const struct backend_ops *ops, struct backend_session *bs, uint32_t job,
+         const struct run *r)
+{
+  char *err = NULL;
+  struct backend_spawn sp = { .job = job, .argv = r->argv, .envp = r->envp, .cwd = r->cwd,
+                              .stdin_pipe = r->stdin_path != NULL, .script = r->script,
+                              .script_len = r->script_len, .timeout_ms = (uint64_t) r->timeout_ms,
+                              .grace_ms = 2000 };
+  if (ops->spawn (bs, &sp, &err) < 0)
+    {
+      fprintf (stderr, "spawn: %s\n", err);
+      free (err);
+      return -2;
+    }
+  if (r->stdin_path)
+    feed_stdin (ops, bs, job, r->stdin_path);
+  char *mbuf = NULL;
+  size_t mlen = 0;
+  struct outcome out = { .meta = r->state ? open_memstream (&mbuf, &mlen)
+                                 : r->meta_path ? fopen (r->meta_path, "wb") : NULL };
+  long long start = monotonic_ms ();
+  int sig_sent = 0, rc = 0;
+  while (!out.done)
+    {
+      struct pollfd p = { .fd = ops->event_fd (bs), .events = POLLIN };
+      poll (&p, 1, 100);
+      if (drain (ops, bs, job, &out) < 0)
+        {
+          rc = -1;
+          break;
+        }
+      long long t = monotonic_ms () - start;
+      if (r->kill_after >= 0 && !out.done && sig_sent < 2
+          && t >= r->kill_after + (sig_sent ? 2000 : 0))
+        {
+          int s = sig_sent ? SIGKILL : SIGTERM;
+          int k = ops->signal (bs, job, s);
+          fprintf (stderr, "signal %d: %d\n", s, k);
+          sig_sent++;
+          if (k == BACKEND_KILL_PENDING)
+            break;
+        }
+    }
+  if (out.meta)
+    fclose (out.meta);
+  if (r->state)
+    fprintf (stderr, "state %s\n", shell_state_take (r->state, mbuf, mlen) == 1 ? "taken" : "kept");
+  free (mbuf);
+  return out.done ? rc : -1;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -126,7 +217,7 @@ main (int argc, char **argv)
   char *env_text = NULL; /* --env-file's, which envp points into */
   size_t nenv = 0;
   long long timeout_ms = 0, kill_after = -1;
-  bool health = false;
+  bool health = false, shell = false;
   int i = 1;
   for (; i < argc && !strncmp (argv[i], "--", 2); i++)
     {
@@ -142,6 +233,8 @@ main (int argc, char **argv)
         }
       else if (!strcmp (a, "--health"))
         health = true;
+      else if (!strcmp (a, "--shell"))
+        shell = true;
       else if (!v)
         break;
       else if (!strcmp (a, "--cwd"))
@@ -197,72 +290,44 @@ main (int argc, char **argv)
     }
   fprintf (stderr, "cwd %s\n", cwd);
   const struct backend_ops *ops = modal_managed_ops ();
-  const char *av[] = { "bash", "-c", "eval -- \"$(< /dev/fd/4)\"", NULL };
+  const char *av[] = { "bash", "-c", SHELL_SCRIPT_LOADER, NULL };
   int rc = 0;
+  struct shell_state st = { 0 };
+  if (shell)
+    {
+      char *boot = shell_bootstrap_script (cwd);
+      const char *lav[] = { "bash", "-lc", SHELL_SCRIPT_LOADER, NULL };
+      struct run r = { .argv = lav, .envp = envp, .cwd = cwd, .script = boot,
+                       .script_len = strlen (boot), .kill_after = -1, .state = &st };
+      if (run_job (ops, bs, 1000, &r) < 0)
+        rc = 3;
+      free (boot);
+    }
   for (uint32_t job = 1; i < argc; i++, job++)
     {
       size_t slen;
-      char *script = slurp (argv[i], &slen);
-      struct backend_spawn sp = { .job = job, .argv = av, .envp = envp, .cwd = cwd,
-                                  .stdin_pipe = job == 1 && stdin_path, .script = script,
-                                  .script_len = slen, .timeout_ms = (uint64_t) timeout_ms,
-                                  .grace_ms = 2000 };
-      if (ops->spawn (bs, &sp, &err) < 0)
+      char *text = slurp (argv[i], &slen);
+      text = realloc (text, slen + 1);
+      if (!text)
+        return 2;
+      text[slen] = '\0';
+      char *script = text;
+      if (shell)
         {
-          fprintf (stderr, "spawn: %s\n", err);
-          free (err);
-          free (script);
-          rc = 3;
-          break;
+          script = shell_command_script (&st, NULL, text);
+          slen = strlen (script);
         }
-      free (script);
-      if (sp.stdin_pipe)
-        {
-          size_t n;
-          char *in = slurp (stdin_path, &n);
-          size_t chunk = 65536, off = 0;
-          do
-            {
-              size_t k = n - off < chunk ? n - off : chunk;
-              int w = ops->write_stdin (bs, job, in + off, k, off + k >= n);
-              if (w < 0)
-                {
-                  fprintf (stderr, "write_stdin: %s\n", strerror (-w));
-                  break;
-                }
-              off += k;
-            }
-          while (off < n);
-          free (in);
-        }
-      struct outcome out = { .meta = meta_path && i == argc - 1 ? fopen (meta_path, "wb") : NULL };
-      long long start = monotonic_ms ();
-      int sig_sent = 0;
-      while (!out.done)
-        {
-          struct pollfd p = { .fd = ops->event_fd (bs), .events = POLLIN };
-          poll (&p, 1, 100);
-          if (drain (ops, bs, job, &out) < 0)
-            {
-              rc = 3;
-              break;
-            }
-          long long t = monotonic_ms () - start;
-          if (kill_after >= 0 && !out.done && sig_sent < 2
-              && t >= kill_after + (sig_sent ? 2000 : 0))
-            {
-              int s = sig_sent ? SIGKILL : SIGTERM;
-              int k = ops->signal (bs, job, s);
-              fprintf (stderr, "signal %d: %d\n", s, k);
-              sig_sent++;
-              if (k == BACKEND_KILL_PENDING)
-                break;
-            }
-        }
-      if (out.meta)
-        fclose (out.meta);
-      if (!out.done)
+      struct run r = { .argv = av, .envp = envp, .cwd = cwd, .script = script,
+                       .script_len = slen, .stdin_path = job == 1 ? stdin_path : NULL,
+                       .timeout_ms = timeout_ms, .kill_after = kill_after,
+                       .meta_path = i == argc - 1 ? meta_path : NULL,
+                       .state = shell ? &st : NULL };
+      int jr = run_job (ops, bs, job, &r);
+      if (jr < 0)
         rc = 3;
+      if (script != text)
+        free (script);
+      free (text);
       if (health)
         {
           char *herr = NULL;
@@ -270,7 +335,10 @@ main (int argc, char **argv)
           fprintf (stderr, "health %d%s%s\n", h, herr ? ": " : "", herr ? herr : "");
           free (herr);
         }
+      if (jr == -2)
+        break;
     }
+  shell_state_free (&st);
   ops->close (bs);
   free (cwd);
   free (env_text);
