@@ -358,3 +358,36 @@ _=/usr/bin/env" ]
   run grep '^exit ' "$BATS_TEST_TMPDIR/err"
   [ "$output" = $'exit 0\nexit 0\nexit 4\nexit 0' ]
 }
+
+@test "modal-managed: an exec start whose answer is lost is repeated with the same execId: the command runs once" {
+  # the first start of the command (the second exec: the first is open's
+  # pwd) is handled, and its answer lost
+  ctl POST /_double/faults '{"match":"POST /v1/sandboxes/.*/execs","drop_after":0,"after":1,"times":1}' > /dev/null
+  local s
+  s=$(script s 'echo once; sleep 0.5')
+  run -0 drv "$s"
+  [ "$(cat "$BATS_TEST_TMPDIR/out")" = once ]
+  grep -qx 'exit 0' "$BATS_TEST_TMPDIR/err"
+  run requests
+  [ "$(grep -c '^POST /v1/sandboxes/[^ ]*/execs 200' <<< "$output")" = 3 ]
+  [ "$(ctl GET /_double/sandboxes | python3 -c 'import json,sys; print(len(json.load(sys.stdin)[0]["execs"]))')" = 2 ]
+}
+
+@test "modal-managed: a quota refusal fails open with what it is, without waiting it out" {
+  ctl POST /_double/config '{"quota": 0}' > /dev/null
+  local s
+  s=$(script s 'echo ran')
+  SECONDS=0
+  run -1 drv "$s"
+  [[ $output == *"open: "*"quota"*"HTTP 429"* ]]
+  [ "$SECONDS" -lt 5 ]
+  run requests
+  [ "$(grep -c '^POST /v1/sandboxes 429' <<< "$output")" = 1 ]
+}
+
+@test "modal-managed: a script of several MiB reaches fd 4 whole" {
+  { echo ': <<"EOF_PAD"'; head -c 2500000 /dev/urandom | base64; echo EOF_PAD; echo 'echo "big script ran"'; } > "$BATS_TEST_TMPDIR/big.sh"
+  run -0 drv "$BATS_TEST_TMPDIR/big.sh"
+  [ "$(cat "$BATS_TEST_TMPDIR/out")" = "big script ran" ]
+  grep -qx 'exit 0' "$BATS_TEST_TMPDIR/err"
+}
