@@ -28,6 +28,7 @@
 #define MESSAGE_MAX 300
 #define CREATE_MS 180000 /* a sandbox may take a while to boot */
 #define SHORT_MS 30000
+#define POLL_LIMIT (4u << 20) /* output bytes asked for at most per poll */
 
 struct modal_gateway {
   char *origin;       /* no trailing slash */
@@ -680,8 +681,9 @@ modal_gateway_exec_poll (struct modal_gateway *g, const char *sandbox_id, const 
                          uint64_t offset, uint64_t deadline_ms, const volatile int *cancel,
                          struct modal_gateway_exec *x, bool *gone, char **err)
 {
-  char *path = xprintf ("/v1/sandboxes/%s/execs/%s?offset=%llu", sandbox_id, exec_id,
-                        (unsigned long long) offset);
+  /* limit: the double's too; a gateway without it sends all there is */
+  char *path = xprintf ("/v1/sandboxes/%s/execs/%s?offset=%llu&limit=%u", sandbox_id, exec_id,
+                        (unsigned long long) offset, POLL_LIMIT);
   *gone = false;
   if (!path)
     {

@@ -115,7 +115,9 @@ enum modal_gateway_result modal_gateway_exec_start (struct modal_gateway *g, con
                                                     uint64_t deadline_ms, const volatile int *cancel,
                                                     struct modal_gateway_exec *x, bool *gone,
                                                     char **err);
-/* GET .../execs/EXEC?offset=N (offset read: output from byte N). */
+/* GET .../execs/EXEC?offset=N&limit=M (offset read: output from byte N,
+ * 4 MiB at most; then x->next_offset < x->output_length says more is
+ * there). */
 enum modal_gateway_result modal_gateway_exec_poll (struct modal_gateway *g, const char *sandbox_id,
                                                    const char *exec_id, uint64_t offset,
                                                    uint64_t deadline_ms, const volatile int *cancel,

@@ -48,6 +48,9 @@
 #define POLL_CALL_MS 5000
 #define STDIN_MAX (4u << 20)
 #define DEFAULT_IMAGE "debian:12"
+/* The report's base64 kept at most (the session layer keeps 1 MiB of
+ * report): more is a process that escaped the job writing on. */
+#define META_MAX (8u << 20)
 
 struct mm_job {
   struct mm_job *next;
@@ -305,6 +308,8 @@ take_output (struct backend_session *s, struct mm_job *j, const char *data, size
 {
   if (j->past_marker)
     {
+      if (j->meta_len + n > META_MAX)
+        return;
       char *m = realloc (j->meta, j->meta_len + n + 1);
       if (!m)
         return;
@@ -420,9 +425,8 @@ absorb (struct backend_session *s, struct mm_job *j, const struct modal_gateway_
 static void
 start_job (struct backend_session *s, struct mm_job *j)
 {
-  pthread_mutex_lock (&s->lock);
+  /* Whole by now (its stdin closed, or none): nothing writes to it. */
   char *b64 = files_base64_encode (j->payload, j->payload_len);
-  pthread_mutex_unlock (&s->lock);
   if (!b64)
     {
       end_job (s, j, 0, "out of memory");

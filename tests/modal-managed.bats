@@ -391,3 +391,13 @@ _=/usr/bin/env" ]
   [ "$(cat "$BATS_TEST_TMPDIR/out")" = "big script ran" ]
   grep -qx 'exit 0' "$BATS_TEST_TMPDIR/err"
 }
+
+@test "modal-managed: a big output (24 MiB) arrives whole, read 4 MiB a poll" {
+  local s
+  s=$(script s 'f=$(mktemp); head -c 18000000 /dev/urandom | base64 -w 76 > "$f"; cat "$f"; sha256sum < "$f" | cut -d" " -f1 >&3; rm "$f"')
+  DRV_TIMEOUT=120 run -0 drv --cwd /tmp --meta "$BATS_TEST_TMPDIR/meta" "$s"
+  [ "$(sha256sum < "$BATS_TEST_TMPDIR/out" | cut -d' ' -f1)" = "$(cat "$BATS_TEST_TMPDIR/meta")" ]
+  grep -qx 'exit 0' "$BATS_TEST_TMPDIR/err"
+  run requests
+  [ "$(grep -c '^GET /v1/sandboxes/.*/execs/.* 200' <<< "$output")" -ge 6 ]
+}
