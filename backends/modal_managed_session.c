@@ -415,11 +415,14 @@ absorb (struct backend_session *s, struct mm_job *j, const struct modal_gateway_
     take_output (s, j, data, n);
   if (x->terminal && whole)
     finish (s, j, x);
-  j->poll_ms = n ? POLL_FIRST_MS : j->poll_ms * 2;
-  if (j->poll_ms > POLL_MAX_MS)
-    j->poll_ms = POLL_MAX_MS;
-  if (x->terminal && !whole)
+  /* More already there (a read's limit): at once; else 20 ms, doubling
+   * to 500 ms while nothing comes. */
+  if (!whole)
     j->poll_ms = 0;
+  else if (n || j->poll_ms < POLL_FIRST_MS)
+    j->poll_ms = POLL_FIRST_MS;
+  else if ((j->poll_ms *= 2) > POLL_MAX_MS)
+    j->poll_ms = POLL_MAX_MS;
 }
 
 static void
