@@ -401,3 +401,18 @@ _=/usr/bin/env" ]
   run requests
   [ "$(grep -c '^GET /v1/sandboxes/.*/execs/.* 200' <<< "$output")" -ge 6 ]
 }
+
+@test "modal-managed: an end marker split between two polls is found (no byte of it in the output)" {
+  # 4 MiB - 5 bytes of output, all at once after a pause: the first poll
+  # after the end reads 4 MiB (its limit), which ends 5 bytes into the
+  # marker that follows the output
+  local s
+  s=$(script s 'f=$(mktemp); head -c 3145725 /dev/urandom | base64 -w 0 | head -c 4194299 > "$f"
+sleep 1; cat "$f"; sha256sum < "$f" | cut -d" " -f1 >&3; rm "$f"')
+  run -0 drv --cwd /tmp --meta "$BATS_TEST_TMPDIR/meta" "$s"
+  [ "$(stat -c %s "$BATS_TEST_TMPDIR/out")" = 4194299 ]
+  [ "$(sha256sum < "$BATS_TEST_TMPDIR/out" | cut -d' ' -f1)" = "$(cat "$BATS_TEST_TMPDIR/meta")" ]
+  grep -qx 'exit 0' "$BATS_TEST_TMPDIR/err"
+  # a read did end inside the marker: the next one starts 5 bytes into it
+  ctl GET /_double/log | grep -q '"query": "offset=4194304&'
+}
