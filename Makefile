@@ -172,6 +172,14 @@ $(BUILDDIR)/gen/daytona_wrapper.h: backends/daytona_wrapper.sh Makefile
 	{ echo '/* Generated from backends/daytona_wrapper.sh by the Makefile. */'; \
 	  echo '#define DAYTONA_WRAPPER \'; $(SSH_SH_STRING) backends/daytona_wrapper.sh; echo '  ""'; } > $@.tmp && mv $@.tmp $@
 
+# The managed modal backend's wrapper (the fixed command of every exec)
+# likewise, as MODAL_MANAGED_WRAPPER.
+$(BUILDDIR)/obj/broker-backends/modal_managed_session.o: $(BUILDDIR)/gen/modal_managed_wrapper.h
+$(BUILDDIR)/gen/modal_managed_wrapper.h: backends/modal_managed_wrapper.sh Makefile
+	@mkdir -p $(@D)
+	{ echo '/* Generated from backends/modal_managed_wrapper.sh by the Makefile. */'; \
+	  echo '#define MODAL_MANAGED_WRAPPER \'; $(SSH_SH_STRING) backends/modal_managed_wrapper.sh; echo '  ""'; } > $@.tmp && mv $@.tmp $@
+
 $(BUILDDIR)/obj/broker-%.o: %.c $(wildcard helper/protocol.h broker/*.h backends/*.h policy/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -Ibroker -Ibackends -Ipolicy -I$(BUILDDIR)/gen $(shell $(PKG) --cflags $(BROKER_PKGS)) \
@@ -238,6 +246,18 @@ $(BUILDDIR)/airlock-modal-driver: $(MODAL_DRIVER_SRCS) $(wildcard backends/*.h) 
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends $(shell $(PKG) --cflags $(BROKER_PKGS)) -o $@ \
 	  $(MODAL_DRIVER_SRCS) $(LDHARDEN) $(shell $(PKG) --libs libcjson libcurl)
+
+# A managed Modal session alone (backends/modal_managed_session.c), against
+# the modal gateway double (tests/modal-managed.bats).
+MODAL_MANAGED_DRIVER_SRCS := tests/modal_managed_driver.c backends/modal_managed_session.c \
+                             backends/modal_gateway.c backends/http_body.c backends/sh_words.c \
+                             backends/event_queue.c backends/xprintf.c broker/files_host.c \
+                             broker/shell_state.c
+$(BUILDDIR)/airlock-modal-managed-driver: $(MODAL_MANAGED_DRIVER_SRCS) $(BUILDDIR)/gen/modal_managed_wrapper.h \
+                                          $(wildcard backends/*.h) Makefile $(BUILD_OPTIONS)
+	@mkdir -p $(BUILDDIR)
+	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -Ibroker -I$(BUILDDIR)/gen $(shell $(PKG) --cflags $(BROKER_PKGS)) \
+	  -pthread -o $@ $(MODAL_MANAGED_DRIVER_SRCS) $(LDHARDEN) $(shell $(PKG) --libs libcjson libcurl libarchive)
 
 # Unit tests (cmocka), always with ASan+UBSan: test_X tests the module(s)
 # listed for it.
@@ -346,6 +366,7 @@ fuzz: $(foreach f,$(FUZZERS),$(BUILDDIR)/fuzz_$(f)) $(BUILDDIR)/make_seeds
 # ---- tests ----
 TEST_TOOLS := $(BUILDDIR)/airlock-probe $(BUILDDIR)/airlock-hostile $(BUILDDIR)/airlock-ssh-stream \
               $(BUILDDIR)/airlock-daytona-driver $(BUILDDIR)/airlock-modal-driver \
+              $(BUILDDIR)/airlock-modal-managed-driver \
               $(foreach t,$(UNIT_TESTS),$(BUILDDIR)/test_$(t)) \
               $(BUILDDIR)/airlock-session-driver \
               $(BUILDDIR)/fuzz_protocol $(BUILDDIR)/fuzz_shell_parse $(BUILDDIR)/fuzz_gate \
