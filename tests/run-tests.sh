@@ -14,7 +14,7 @@
 # Knobs: TEST_USER, OTHER_USER (BACKENDS_TEST_USER, BACKENDS_OTHER_USER:
 # stream 2's, by default the same with a "b" appended), MODES, SUITES,
 # ASAN_SUITES, DOCKER_SUITES, SSH_SUITES, SINGULARITY_SUITES, DAYTONA_SUITES,
-# MODAL_SUITES, MODAL_SESSION_SUITES, ONCE_SUITES
+# MODAL_SUITES, MODAL_SESSION_SUITES, MODAL_MANAGED_SESSION_SUITES, ONCE_SUITES
 # (" " or "" for none), SINGULARITY_MODE (its privilege mode, default
 # unprivileged), SKIP_ASAN=1, FUZZ_SECONDS, PARALLEL=0 (one stream after the
 # other).
@@ -132,6 +132,7 @@ prepare_stream () { # T, test user, other user
   install -m 0755 "$BUILDDIR/airlock-hostile" "$T/airlock-hostile"
   install -m 0755 "$BUILDDIR/airlock-session-driver" "$T/airlock-session-driver"
   install -m 0755 "$BUILDDIR/airlock-daytona-driver" "$T/airlock-daytona-driver"
+  install -m 0755 "$BUILDDIR/airlock-modal-managed-driver" "$T/airlock-modal-managed-driver"
   install -m 0755 tests/spool_client.py "$T/spool_client.py"
   chown -R "$TEST_USER" "$WORK"
   # The Apptainer stand-in (tests/doubles/README.md), where the test user
@@ -156,7 +157,7 @@ prepare_stream () { # T, test user, other user
 
   export PROBE="$WORK/.tools/airlock-probe" HOSTILE="$T/airlock-hostile"
   export SESSION_DRIVER="$T/airlock-session-driver" SPOOL_CLIENT="$T/spool_client.py"
-  export DAYTONA_DRIVER="$T/airlock-daytona-driver"
+  export DAYTONA_DRIVER="$T/airlock-daytona-driver" MODAL_MANAGED_DRIVER="$T/airlock-modal-managed-driver"
   export HELPER_CONF="$T/etc/airlock/helper.conf"
 }
 
@@ -460,6 +461,50 @@ stream_backends () {
     unset MODAL_DOUBLE_STATE MODAL_SERVER_URL
   fi
 
+  # The modal backend, managed mode, against the gateway double
+  # (tests/doubles/modal-gateway), as the other user, its sandboxes airlock
+  # local sandboxes; the token reaches it in a file, the client in its
+  # environment.
+  if [ -n "$MODAL_MANAGED_SESSION_SUITES" ]; then
+    section "modal managed: the gateway double"
+    use_release_prefix
+    local gstate gtoken gpid gport=
+    gstate=$(mktemp -d /var/tmp/airlock-modal-gw.XXXXXX)
+    gtoken=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+    printf '%s\n' "$gtoken" > "$gstate/token"
+    chmod 0600 "$gstate/token"
+    chown -R "$OTHER_USER" "$gstate"
+    chmod 0755 "$gstate"
+    (cd / && exec runuser -u "$OTHER_USER" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
+       HOME="$gstate" MODAL_GATEWAY_DOUBLE_TOKEN_FILE="$gstate/token" timeout -k 5 5400 \
+       "$T/doubles/modal-gateway" --port 0 --airlock "$AIRLOCK" --state "$gstate/state") \
+       > "$T/modal-gw.out" 2> "$T/modal-gw.err" &
+    gpid=$!
+    for _ in $(seq 150); do
+      gport=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$T/modal-gw.out")
+      [ -z "$gport" ] || break
+      sleep 0.1
+    done
+    if [ -n "$gport" ]; then
+      export MODAL_GATEWAY_DOUBLE="http://127.0.0.1:$gport"
+      echo "the gateway double on 127.0.0.1:$gport (pid $gpid)"
+      local suite
+      for suite in $MODAL_MANAGED_SESSION_SUITES; do
+        section "modal managed: $suite.bats (BACKEND=modal, modal.mode managed)"
+        run_bats "modal managed $suite" "$suite" BACKEND=modal MODAL_MODE=managed \
+          BACKEND_ENV="AIRLOCK_MODAL_MODE=managed MODAL_GATEWAY_URL=$MODAL_GATEWAY_DOUBLE TOOL_GATEWAY_USER_TOKEN=$gtoken"
+      done
+    else
+      echo "FAILED: the gateway double did not start:"
+      tail -n 20 "$T/modal-gw.err"
+      result "modal managed: the double" 1
+    fi
+    kill -TERM "$gpid" 2>/dev/null
+    wait "$gpid" 2>/dev/null
+    rm -rf "$gstate"
+    unset MODAL_GATEWAY_DOUBLE
+  fi
+
   # The Modal gRPC double (tests/doubles/modal) and the official JavaScript
   # SDK against it, and the managed gateway's double: each bats file starts
   # and stops its own double, as the other user, its sandboxes airlock
@@ -506,7 +551,8 @@ DOCKER_SUITES=${DOCKER_SUITES-sessions files spool hygiene lifecycle api docker}
 SSH_SUITES=${SSH_SUITES-sessions spool hygiene lifecycle api ssh files}
 SINGULARITY_SUITES=${SINGULARITY_SUITES-sessions singularity files}
 DAYTONA_SUITES=${DAYTONA_SUITES-daytona-double sessions files daytona daytona-exec}
-MODAL_SUITES=${MODAL_SUITES-modal-double modal modal-gateway}
+MODAL_SUITES=${MODAL_SUITES-modal-double modal modal-gateway modal-managed}
+MODAL_MANAGED_SESSION_SUITES=${MODAL_MANAGED_SESSION_SUITES-sessions}
 MODAL_SESSION_SUITES=${MODAL_SESSION_SUITES-sessions modal-exec files}
 SINGULARITY_MODE=${SINGULARITY_MODE:-unprivileged}
 export BUILDDIR FUZZ_SECONDS
