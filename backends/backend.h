@@ -97,6 +97,10 @@ struct backend_posture {
 
 struct backend_ops {
   const char *name;
+  /* 0: a job's stdin streams while it runs.  Else the most bytes a job's
+   * stdin may hold, all of it taken before the job starts (a backend
+   * whose remote side takes stdin only with the start: managed Modal). */
+  size_t stdin_max;
   /* Kill every process of the job (its whole tree, including processes
    * that left its session or process group) with sig.  0, -errno, or
    * BACKEND_KILL_PENDING. */

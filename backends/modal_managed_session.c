@@ -925,6 +925,7 @@ mm_close (struct backend_session *s)
 
 static const struct backend_ops modal_managed_backend_ops = {
   .name = "modal",
+  .stdin_max = STDIN_MAX,
   .signal = mm_signal,
   .spawn = mm_spawn,
   .write_stdin = mm_write_stdin,

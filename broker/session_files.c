@@ -270,11 +270,14 @@ host_failed (struct files_transfer *t, const char *code, char *msg)
     session_interrupt (t->e);
 }
 
-/* Send frames while the window has room. */
+/* Send frames while the window has room.  A backend that takes a job's
+ * stdin only whole, before the job starts, acknowledges nothing until
+ * then: the whole stream is sent, up to what that backend holds. */
 static void
 pump (struct files_transfer *t)
 {
-  while (t->e && !t->code && !t->sent_end && t->sent - t->acked < WINDOW)
+  size_t whole = t->s ? session_backend (t->s)->stdin_max : 0;
+  while (t->e && !t->code && !t->sent_end && (whole || t->sent - t->acked < WINDOW))
     {
       char *err = NULL;
       if (files_packer_fill (t->pk, FRAME, &err) < 0)
@@ -282,6 +285,12 @@ pump (struct files_transfer *t)
       size_t len;
       const void *d = files_packer_peek (t->pk, &len);
       len = len < FRAME ? len : FRAME;
+      /* (each frame costs its length line too: 16 bytes kept for it) */
+      if (whole && len && t->sent + len + 16 * (t->sent / FRAME + 2) > whole)
+        return host_failed (t, "transfer_failed",
+                            xprintf ("this backend takes a command's input only whole, at "
+                                     "most %zu bytes, and the upload is larger: send it in "
+                                     "parts", whole));
       char hdr[32];
       int h = snprintf (hdr, sizeof hdr, "%zu\n", len);
       bool end = len == 0;
