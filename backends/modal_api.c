@@ -911,8 +911,26 @@ encode_create (struct pb_enc *e, const struct modal_sandbox_spec *s, const char 
 {
   pb_put_string (e, 1, app_id);
   size_t def = pb_begin (e, 2);
-  pb_put_string (e, 1, "sleep");
-  pb_put_string (e, 1, "infinity");
+  if (s->lease_secs)
+    {
+      /* The entrypoint is the lease: the sandbox ends itself when its
+       * daemon stopped renewing it (killed, crashed, cut off), instead
+       * of running, and costing, until its timeout. */
+      char n[16];
+      snprintf (n, sizeof n, "%u", s->lease_secs);
+      pb_put_string (e, 1, "sh");
+      pb_put_string (e, 1, "-c");
+      pb_put_string (e, 1, "f=" MODAL_LEASE_FILE "; touch \"$f\" || exit 1; "
+                           "while sleep 1; do t=$(stat -c %Y \"$f\" 2>/dev/null) || t=0; "
+                           "[ $(($(date +%s) - t)) -lt \"$1\" ] || exit 0; done");
+      pb_put_string (e, 1, "airlock-lease");
+      pb_put_string (e, 1, n);
+    }
+  else
+    {
+      pb_put_string (e, 1, "sleep");
+      pb_put_string (e, 1, "infinity");
+    }
   pb_put_string (e, 3, image_id);
   if (s->milli_cpu || s->memory_mb)
     {

@@ -57,6 +57,11 @@ struct modal_sandbox_spec {
                                  environment (environment_variables) */
   const char *workdir;        /* or NULL */
   unsigned start_timeout_s;   /* building and scheduling (0: 600) */
+  /* The sandbox's lease on its daemon: its entrypoint ends it (and
+   * everything in it) once MODAL_LEASE_FILE is this many seconds old;
+   * the session touches the file well before (0: no lease, the entrypoint
+   * sleeps until the sandbox's timeout). */
+  unsigned lease_secs;
   void (*progress) (void *ctx, const char *line);
   void *progress_ctx;
 };
@@ -94,6 +99,9 @@ int modal_sandbox_alive (struct modal_api *a, const struct modal_sandbox *sb, ch
 int modal_sandbox_terminate (struct modal_api *a, const struct modal_sandbox *sb, char **err);
 
 void modal_sandbox_clear (struct modal_sandbox *sb);
+
+/* The file whose age the lease watches, in the sandbox. */
+#define MODAL_LEASE_FILE "/tmp/.airlock-lease"
 
 /* A JWT's exp claim (seconds since the epoch), or 0 when it has none or
  * is not a JWT: the token's payload is only read, never trusted. */

@@ -54,6 +54,7 @@
 #define RETRY_MAX_MS 2000
 
 struct md_job;
+static void random_hex (char *out, size_t bytes);
 
 /* One of a command's output streams (TaskExecStdioRead). */
 struct md_stream {
@@ -132,6 +133,8 @@ struct backend_session {
   char **old;
   size_t nold;
   long long auth_exp;        /* unix seconds; 0 unknown */
+  unsigned lease_secs;       /* 0: none */
+  long long lease_due;       /* the next renewal (monotonic ms) */
 };
 
 /* ---- events ---- */
@@ -837,6 +840,25 @@ job_step (struct backend_session *s, struct md_job *j, long long now)
   return false;
 }
 
+/* The sandbox's lease on this daemon (modal_api.h): renewed by a short
+ * exec a few times per lease, so that a blip of the network costs
+ * nothing; a daemon that is gone renews nothing, and the sandbox ends. */
+static void
+renew_lease (struct backend_session *s, long long now)
+{
+  if (!s->lease_secs || now < s->lease_due)
+    return;
+  char hex[33], exec_id[37];
+  random_hex (hex, 16);
+  snprintf (exec_id, sizeof exec_id, "%.8s-%.4s-4%.3s-a%.3s-%.12s", hex, hex + 8, hex + 13,
+            hex + 17, hex + 20);
+  char *args[] = { "touch", MODAL_LEASE_FILE, NULL };
+  if (exec_start (s, NULL, exec_id, args, 30, false) < 0)
+    fprintf (stderr, "airlock: session %s: the Modal sandbox's lease was not renewed this "
+                     "time\n", s->session);
+  s->lease_due = monotonic_ms () + (long long) s->lease_secs * 1000 / 4;
+}
+
 static void *
 worker (void *arg)
 {
@@ -845,6 +867,13 @@ worker (void *arg)
     {
       long long now = monotonic_ms ();
       long long next = now + 1000;
+      pthread_mutex_lock (&s->lock);
+      bool is_lost = s->lost != NULL;
+      pthread_mutex_unlock (&s->lock);
+      if (!is_lost)
+        renew_lease (s, now);
+      if (s->lease_secs && s->lease_due < next)
+        next = s->lease_due;
       /* unary work: a step of each job that has one */
       pthread_mutex_lock (&s->lock);
       struct md_job *list = s->jobs;
@@ -1296,6 +1325,8 @@ modal_session_open (const struct modal_session_options *o, char **cwd, char **er
   s->wapi = modal_api_new (&o->api);
   s->multi = curl_multi_init ();
   s->uc = curl_easy_init ();
+  s->lease_secs = o->spec.lease_secs;
+  s->lease_due = monotonic_ms () + (long long) s->lease_secs * 1000 / 4;
   s->control_loopback = o->api.server_url && !strncmp (o->api.server_url, "http://", 7)
                         && loopback_host (o->api.server_url);
   if (s->efd < 0 || !s->session || !s->api || !s->wapi || !s->multi || !s->uc)

@@ -576,6 +576,11 @@ static const struct cfg_key keys[] = {
            "default." },
   { .key = "modal.workdir", .type = T_STRING, .check = &LINE,
     .doc = "Working directory of the session in the sandbox; unset: `/root`." },
+  { .key = "modal.lease", .type = T_INT, .idef = 120, .min = 0, .max = DAY,
+    .doc = "Seconds a direct sandbox outlives a daemon that stopped renewing "
+           "its lease (killed, its host crashed or cut off): then it ends "
+           "itself, with everything running in it, instead of costing until "
+           "modal.timeout; renewed four times per lease.  0: no lease." },
   { .key = "modal.start_timeout", .type = T_INT, .idef = 600, .min = 10,
     .max = 3600,
     .doc = "Seconds building the image and scheduling the sandbox may take; "

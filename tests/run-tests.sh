@@ -448,7 +448,7 @@ stream_backends () {
       for suite in $MODAL_SESSION_SUITES; do
         section "modal: $suite.bats (BACKEND=modal)"
         run_bats "modal $suite" "$suite" BACKEND=modal \
-          BACKEND_ENV="MODAL_SERVER_URL=$MODAL_SERVER_URL MODAL_TOKEN_ID=$mid MODAL_TOKEN_SECRET=$msecret"
+          BACKEND_ENV="MODAL_SERVER_URL=$MODAL_SERVER_URL MODAL_TOKEN_ID=$mid MODAL_TOKEN_SECRET=$msecret AIRLOCK_MODAL_LEASE=5"
       done
     else
       echo "FAILED: the Modal double did not start:"
