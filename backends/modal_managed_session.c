@@ -47,6 +47,7 @@
 #define CALL_MS 30000
 #define POLL_CALL_MS 5000
 #define STDIN_MAX (4u << 20)
+#define STDIN_GRACE_MS 300
 #define DEFAULT_IMAGE "debian:12"
 /* The report's base64 kept at most (the session layer keeps 1 MiB of
  * report): more is a process that escaped the job writing on. */
@@ -78,6 +79,7 @@ struct mm_job {
   char *payload;              /* header, script, prelude, then stdin */
   size_t payload_len, stdin_len;
   bool stdin_pipe, stdin_eof, stdin_too_big;
+  long long born;             /* when it was spawned (monotonic ms) */
   int sig;                    /* a signal to send */
   bool forgotten;             /* the session layer wants no more events */
   bool reported;              /* EXITED or ERROR queued */
@@ -582,6 +584,14 @@ work_for (struct backend_session *s, struct mm_job *c, long long now, long long 
       if (c->sig_due < *next)
         *next = c->sig_due;
     }
+  /* Input is taken only with the start: a command whose input has not
+   * begun to come soon after it was spawned (a background job, which
+   * may never get any) starts with none, and its stdin is closed. */
+  if (c->stdin_pipe && !c->stdin_eof && !c->stdin_len && !c->running
+      && now - c->born >= STDIN_GRACE_MS)
+    c->stdin_eof = true;
+  else if (c->stdin_pipe && !c->stdin_eof && !c->stdin_len && c->born + STDIN_GRACE_MS < *next)
+    *next = c->born + STDIN_GRACE_MS;
   bool ready = !c->stdin_pipe || c->stdin_eof || c->stdin_too_big;
   if ((c->running || ready) && c->due > now && c->due < *next)
     *next = c->due;
@@ -717,7 +727,7 @@ mm_spawn (struct backend_session *s, const struct backend_spawn *sp, char **err)
   random_hex (j->key, 16);
   random_hex (j->mark, 16);
   j->marker_len = (size_t) snprintf (j->marker, sizeof j->marker, "\n%s\n", j->key);
-  j->due = monotonic_ms ();
+  j->due = j->born = monotonic_ms ();
   if (!build_payload (j, sp))
     {
       free_job (j);

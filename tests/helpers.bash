@@ -111,10 +111,17 @@ s = [x for x in json.load(sys.stdin) if not sys.argv[1] or x["name"].endswith("-
 print(s[-1]["home"] if s else "")' "${1:-}"
 }
 
-# modal: the home directory of the Modal double's newest sandbox (a
-# directory of this host, at the same path: tests/doubles/README.md).
+# modal: the home directory of the Modal double's (or the gateway
+# double's) newest sandbox (a directory of this host, at the same path:
+# tests/doubles/README.md).
 modal_home () {
-  ls -td "$MODAL_DOUBLE_STATE"/sb-*/work/home 2>/dev/null | head -n 1
+  if [ -n "${MODAL_GATEWAY_DOUBLE:-}" ]; then
+    timeout -k 5 30 curl -sS "$MODAL_GATEWAY_DOUBLE/_double/sandboxes" | python3 -c 'import json,sys
+s = json.load(sys.stdin)
+print(s[-1]["home"] if s else "")'
+  else
+    ls -td "$MODAL_DOUBLE_STATE"/sb-*/work/home 2>/dev/null | head -n 1
+  fi
 }
 
 session_workdir () {
