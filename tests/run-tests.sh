@@ -5,10 +5,12 @@
 # its own: (1) the command-line tests run as an unprivileged user against
 # the helper in each privilege mode (unprivileged user namespaces, setuid
 # root, file capabilities), the README's demo, the build tests, a few rounds
-# of `make bench`; (2) a fuzz smoke run under ASan+UBSan, the docker suites,
-# the ssh suites against a real sshd on 127.0.0.1 (tests/ssh/sshd.sh), the
-# singularity suites on the Apptainer stand-in (tests/doubles/apptainer),
-# then the local suites again with an ASan+UBSan build.
+# of `make bench`, the Modal doubles' own suites (with the official SDK),
+# then the local suites again with an ASan+UBSan build; (2) a fuzz smoke
+# run under ASan+UBSan, the docker suites, the ssh suites against a real
+# sshd on 127.0.0.1 (tests/ssh/sshd.sh), the singularity suites on the
+# Apptainer stand-in (tests/doubles/apptainer), the daytona and modal
+# backends against their doubles.
 # Needs root: it creates test users and installs a setuid helper into a
 # private 0755 prefix (CI's clone may sit where the test user cannot enter).
 # Knobs: TEST_USER, OTHER_USER (BACKENDS_TEST_USER, BACKENDS_OTHER_USER:
@@ -218,10 +220,40 @@ stream_local () {
 
   # Once, as root: the README's demo; build-time paths and flags; bench.
   for suite in ${ONCE_SUITES-demo build bench}; do bats_suite once "$suite"; done
-
+  stream_local_tail
 }
 
-# ---- 3b. The fuzz smoke run, the other backends, then ASan ----
+# The suites that bring their own peers (the Modal doubles with the
+# official SDK, their drivers), then the local suites under ASan+UBSan:
+# in the local stream, whose own suites end sooner than the backends'.
+stream_local_tail () {
+  # The Modal gRPC double (tests/doubles/modal) and the official JavaScript
+  # SDK against it, and the managed gateway's double: each bats file starts
+  # and stops its own double, as the other user, its sandboxes airlock
+  # local sandboxes.
+  if [ -n "$MODAL_SUITES" ]; then
+    use_release_prefix
+    local msuite
+    for msuite in $MODAL_SUITES; do
+      section "modal: $msuite.bats"
+      run_bats "modal $msuite" "$msuite"
+    done
+  fi
+
+  # The local suites again with an ASan+UBSan build of broker and helper
+  # (the unprivileged mode only: a sanitizer runtime has no place in a
+  # setuid binary).
+  if [ "${SKIP_ASAN:-0}" != 1 ]; then
+    section "building the ASan+UBSan variant"
+    if install_variant asan SANITIZE=1; then
+      SUITES="$ASAN_SUITES" run_suites asan "$T/asan" unprivileged
+    else
+      result "asan build" 1
+    fi
+  fi
+}
+
+# ---- 3b. The fuzz smoke run, the other backends ----
 stream_backends () {
   prepare_stream "$1" "$BACKENDS_TEST_USER" "$BACKENDS_OTHER_USER" || { result install 1; return; }
 
@@ -505,30 +537,6 @@ stream_backends () {
     unset MODAL_GATEWAY_DOUBLE
   fi
 
-  # The Modal gRPC double (tests/doubles/modal) and the official JavaScript
-  # SDK against it, and the managed gateway's double: each bats file starts
-  # and stops its own double, as the other user, its sandboxes airlock
-  # local sandboxes.
-  if [ -n "$MODAL_SUITES" ]; then
-    use_release_prefix
-    local msuite
-    for msuite in $MODAL_SUITES; do
-      section "modal: $msuite.bats"
-      run_bats "modal $msuite" "$msuite"
-    done
-  fi
-
-  # The local suites again with an ASan+UBSan build of broker and helper
-  # (the unprivileged mode only: a sanitizer runtime has no place in a
-  # setuid binary).  In this stream, whose other parts are shorter.
-  if [ "${SKIP_ASAN:-0}" != 1 ]; then
-    section "building the ASan+UBSan variant"
-    if install_variant asan SANITIZE=1; then
-      SUITES="$ASAN_SUITES" run_suites asan "$T/asan" unprivileged
-    else
-      result "asan build" 1
-    fi
-  fi
 }
 
 # A stream's counts and failures, for the summary.
