@@ -57,9 +57,10 @@
 #define DEFAULT_IMAGE "debian:12"
 /* An upload's part: one exec's input (its base64 is 4/3 of it). */
 #define PART_MAX (2u << 20)
-/* A line of output not yet whole, kept at most (the wrapper's are
- * 87 KiB): more is not the wrapper's, passed on as it is. */
-#define LINE_MAX_BYTES (1u << 20)
+/* A line of output not yet whole, kept at most (the wrapper's are 87
+ * KiB, a download's 1.4 MB): more is not the wrapper's, passed on as it
+ * is. */
+#define LINE_MAX_BYTES (4u << 20)
 #define FILES_MAX_AT_ONCE 4
 #define FILE_TIMEOUT_MS (3600 * 1000LL)
 /* The report's base64 kept at most (the session layer keeps 1 MiB of

@@ -451,7 +451,7 @@ sleep 1; cat "$f"; sha256sum < "$f" | cut -d" " -f1 >&3; rm "$f"')
   printf '\0\377end' >> "$BATS_TEST_TMPDIR/in"
   local want remote
   want=$(sha256sum < "$BATS_TEST_TMPDIR/in" | cut -d' ' -f1)
-  DRV_TIMEOUT=120 run -0 drv --put "$BATS_TEST_TMPDIR/in"
+  DRV_TIMEOUT=120 run -0 drv --cwd /tmp --put "$BATS_TEST_TMPDIR/in"
   remote=$(sed -n 's/^put //p' "$BATS_TEST_TMPDIR/err")
   [[ "$remote" =~ ^/tmp/\.airlock-upload-[0-9a-f]{16}-9001\.tar$ ]]
   # the double runs commands on this host: the sandbox's /tmp is ours
