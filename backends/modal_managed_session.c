@@ -8,11 +8,14 @@
  * in it.  The job travels as the exec's stdinData (base64): a header
  * line, the session layer's script, a prelude (its env as export lines,
  * cd, argv) and then the command's own stdin.  The gateway gives one
- * merged output: we read it by byte offset (?offset=N, falling back to
- * the whole output of a plain poll), deliver it as stream 1 up to the
- * job's marker ("\nK\n", K random per job, never known before the job
- * ends), and what follows the marker is the fd-3 report in base64
- * (stream 3).
+ * merged output, as text: the wrapper encodes what the command writes
+ * as lines of base64 (one per read), so that bytes arrive as they were.
+ * We read it by byte offset (?offset=N, falling back to the whole output
+ * of a plain poll), decode each whole line as stream 1 up to the job's
+ * marker line (":K", K random per job, never known before the job ends;
+ * ':' is not base64), and what follows the marker is the fd-3 report in
+ * base64 (stream 3).  Files (file_put, file_get) are execs of the same
+ * wrapper too, each on a thread of its own.
  *
  * The daemon is single-threaded; HTTP is not quick.  So every call of a
  * session runs on a worker thread of that session, with its own client;
@@ -22,13 +25,16 @@
 #include "modal_managed_session.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "event_queue.h"
@@ -49,9 +55,33 @@
 #define STDIN_MAX (4u << 20)
 #define STDIN_GRACE_MS 300
 #define DEFAULT_IMAGE "debian:12"
+/* An upload's part: one exec's input (its base64 is 4/3 of it). */
+#define PART_MAX (2u << 20)
+/* A line of output not yet whole, kept at most (the wrapper's are 87
+ * KiB, a download's 1.4 MB): more is not the wrapper's, passed on as it
+ * is. */
+#define LINE_MAX_BYTES (4u << 20)
+#define FILES_MAX_AT_ONCE 4
+#define FILE_TIMEOUT_MS (3600 * 1000LL)
 /* The report's base64 kept at most (the session layer keeps 1 MiB of
  * report): more is a process that escaped the job writing on. */
 #define META_MAX (8u << 20)
+
+/* An exec's output taken a line at a time. */
+struct out_lines {
+  char *line;                 /* a line not yet whole */
+  size_t len, cap;
+  bool past_marker;
+  char *after;                /* what follows the marker (bounded) */
+  size_t after_len, after_max;
+};
+
+/* Where decoded bytes (out) and the wrapper's own plain lines (raw) go. */
+struct out_sink {
+  void (*out) (void *ctx, const void *data, size_t n);
+  void (*raw) (void *ctx, const void *data, size_t n);
+  void *ctx;
+};
 
 struct mm_job {
   struct mm_job *next;
@@ -59,19 +89,13 @@ struct mm_job {
   char exec_id[37];
   char key[33];               /* the end marker's word */
   char mark[33];              /* AIRLOCK_MODAL_JOB in its processes' env */
-  char marker[40];            /* "\nKEY\n" */
-  size_t marker_len;
   uint64_t timeout_ms;        /* the gateway's: ours + 1 s; 0 none */
   /* The worker's own */
   bool start_tried, running, ended, cleaned;
   long long sig_due;          /* a signal's next try (after no answer) */
   uint64_t offset;            /* output bytes read (offset reads) */
   uint64_t text_seen;         /* output bytes received (plain polls) */
-  char *held;                 /* output held back: may begin the marker */
-  size_t held_len;
-  bool past_marker;
-  char *meta;                 /* the base64 report after the marker */
-  size_t meta_len;
+  struct out_lines out;       /* after its marker: the report's base64 */
   long long due;
   unsigned poll_ms;
   long long unreachable_since;
@@ -83,6 +107,21 @@ struct mm_job {
   int sig;                    /* a signal to send */
   bool forgotten;             /* the session layer wants no more events */
   bool reported;              /* EXITED or ERROR queued */
+};
+
+/* A file moved by an exec of the wrapper (ops file_put, file_get): a
+ * thread of its own with its own client, so that a long transfer never
+ * holds up the worker's polls of running commands. */
+struct mm_file {
+  struct mm_file *next;
+  struct backend_session *s;
+  pthread_t thread;
+  uint32_t ticket;
+  bool put;
+  char *host_path;
+  char *remote;
+  long long deadline;
+  bool finished;              /* under the lock: ready to be joined */
 };
 
 struct backend_session {
@@ -98,6 +137,10 @@ struct backend_session {
   bool unreachable;           /* the last call got no answer */
   char *session;
   char *sandbox_id;
+  char *gateway_url, *token;  /* for the transfers' own clients */
+  char upload_token[17];      /* in the names of uploads' files */
+  struct mm_file *files;      /* under the lock; joined at close */
+  unsigned nfiles;
   struct modal_gateway *g;      /* the worker's */
   struct modal_gateway *main_g; /* open, health and close: the daemon's thread */
 };
@@ -304,81 +347,174 @@ refused (struct backend_session *s, struct mm_job *j, bool gone, char *err)
   free (err);
 }
 
-/* Output bytes in order: stream 1 up to the marker, the report after. */
+/* ---- output: lines of base64, the marker line, what follows ---- */
+
+static bool
+append (char **buf, size_t *len, size_t *cap, const void *data, size_t n)
+{
+  if (!*buf || *len + n + 1 > *cap)
+    {
+      size_t c = *cap ? *cap : 256;
+      while (c < *len + n + 1)
+        c *= 2;
+      char *b = realloc (*buf, c);
+      if (!b)
+        return false;
+      *buf = b;
+      *cap = c;
+    }
+  memcpy (*buf + *len, data, n);
+  *len += n;
+  (*buf)[*len] = '\0';
+  return true;
+}
+
+static void
+out_lines_clear (struct out_lines *l)
+{
+  free (l->line);
+  free (l->after);
+  *l = (struct out_lines){ 0 };
+}
+
+/* A whole line (without its newline): base64 of the command's bytes, or
+ * the wrapper's own words, passed on as they are. */
+static void
+take_line (const char *line, size_t n, const struct out_sink *k)
+{
+  unsigned char *bytes = NULL;
+  ssize_t m = -1;
+  if (n % 4 == 0 && !memchr (line, '\0', n))
+    {
+      char *t = strndup (line, n);
+      m = t ? files_base64_decode (t, &bytes) : -1;
+      free (t);
+    }
+  if (m > 0)
+    k->out (k->ctx, bytes, (size_t) m);
+  else if (m < 0)
+    {
+      k->raw (k->ctx, line, n);
+      k->raw (k->ctx, "\n", 1);
+    }
+  free (bytes);
+}
+
+static bool
+is_marker (const struct out_lines *l, const char *key, size_t *rest)
+{
+  size_t kl = strlen (key);
+  if (l->len < kl + 1 || l->line[0] != ':' || memcmp (l->line + 1, key, kl)
+      || (l->len > kl + 1 && l->line[kl + 1] != ' '))
+    return false;
+  *rest = kl + 1;
+  return true;
+}
+
+static void
+keep_after (struct out_lines *l, const char *data, size_t n)
+{
+  size_t cap = l->after_len + 1;
+  if (n && l->after_len + n <= l->after_max)
+    append (&l->after, &l->after_len, &cap, data, n);
+}
+
+/* Output bytes in order: whole lines decoded, up to the marker; what
+ * follows it kept. */
+static void
+lines_feed (struct out_lines *l, const char *key, const char *data, size_t n,
+            const struct out_sink *k)
+{
+  while (n)
+    {
+      if (l->past_marker)
+        return keep_after (l, data, n);
+      const char *nl = memchr (data, '\n', n);
+      size_t take = nl ? (size_t) (nl - data) : n;
+      if (l->len + take > LINE_MAX_BYTES)
+        {
+          /* not the wrapper's: as it is */
+          k->raw (k->ctx, l->line, l->len);
+          l->len = 0;
+        }
+      if (!append (&l->line, &l->len, &l->cap, data, take))
+        return;
+      data += take;
+      n -= take;
+      if (!nl)
+        return;
+      data++;
+      n--;
+      size_t rest;
+      if (is_marker (l, key, &rest))
+        {
+          l->past_marker = true;
+          keep_after (l, l->line + rest, l->len - rest);
+          keep_after (l, "\n", 1);
+        }
+      else
+        take_line (l->line, l->len, k);
+      l->len = 0;
+    }
+}
+
+/* The output's end: a line left without its newline (an exec cut off). */
+static void
+lines_end (struct out_lines *l, const struct out_sink *k)
+{
+  if (!l->past_marker && l->len)
+    take_line (l->line, l->len, k);
+  l->len = 0;
+}
+
+struct job_ctx {
+  struct backend_session *s;
+  struct mm_job *j;
+};
+
+static void
+job_out (void *ctx, const void *data, size_t n)
+{
+  struct job_ctx *c = ctx;
+  deliver (c->s, c->j, 1, data, n);
+}
+
 static void
 take_output (struct backend_session *s, struct mm_job *j, const char *data, size_t n)
 {
-  if (j->past_marker)
-    {
-      if (j->meta_len + n > META_MAX)
-        return;
-      char *m = realloc (j->meta, j->meta_len + n + 1);
-      if (!m)
-        return;
-      memcpy (m + j->meta_len, data, n);
-      j->meta = m;
-      j->meta_len += n;
-      m[j->meta_len] = '\0';
-      return;
-    }
-  char *b = malloc (j->held_len + n + 1);
-  if (!b)
-    return;
-  if (j->held_len)
-    memcpy (b, j->held, j->held_len);
-  memcpy (b + j->held_len, data, n);
-  size_t len = j->held_len + n;
-  free (j->held);
-  j->held = NULL;
-  j->held_len = 0;
-  char *at = memmem (b, len, j->marker, j->marker_len);
-  if (at)
-    {
-      deliver (s, j, 1, b, (size_t) (at - b));
-      j->past_marker = true;
-      size_t after = len - (size_t) (at - b) - j->marker_len;
-      if (after)
-        take_output (s, j, at + j->marker_len, after);
-      free (b);
-      return;
-    }
-  /* Held back: the longest end that could begin the marker. */
-  size_t keep = j->marker_len - 1 < len ? j->marker_len - 1 : len;
-  while (keep && memcmp (b + len - keep, j->marker, keep))
-    keep--;
-  deliver (s, j, 1, b, len - keep);
-  if (keep)
-    {
-      j->held = malloc (keep);
-      if (j->held)
-        {
-          memcpy (j->held, b + len - keep, keep);
-          j->held_len = keep;
-        }
-    }
-  free (b);
+  struct job_ctx c = { s, j };
+  struct out_sink k = { job_out, job_out, &c };
+  lines_feed (&j->out, j->key, data, n, &k);
 }
 
 /* The exec's end: what is held, the report, the status. */
 static void
 finish (struct backend_session *s, struct mm_job *j, const struct modal_gateway_exec *x)
 {
-  if (!j->past_marker && j->held_len)
-    deliver (s, j, 1, j->held, j->held_len);
-  j->held_len = 0;
-  if (j->past_marker && j->meta_len)
+  struct job_ctx c = { s, j };
+  struct out_sink k = { job_out, job_out, &c };
+  lines_end (&j->out, &k);
+  char *meta = j->out.after;
+  size_t meta_len = j->out.after_len;
+  while (meta_len && (meta[meta_len - 1] == '\n' || meta[meta_len - 1] == '\r'
+                      || meta[meta_len - 1] == ' '))
+    meta[--meta_len] = '\0';
+  while (meta_len && (*meta == '\n' || *meta == ' '))
     {
-      while (j->meta_len && (j->meta[j->meta_len - 1] == '\n' || j->meta[j->meta_len - 1] == '\r'))
-        j->meta[--j->meta_len] = '\0';
+      meta++;
+      meta_len--;
+    }
+  if (j->out.past_marker && meta_len)
+    {
       unsigned char *bytes = NULL;
-      ssize_t n = files_base64_decode (j->meta, &bytes);
+      ssize_t n = files_base64_decode (meta, &bytes);
       if (n > 0)
         deliver (s, j, 3, bytes, (size_t) n);
       else if (n < 0)
         fprintf (stderr, "airlock: session %s, job %u: a garbled report\n", s->session, j->id);
       free (bytes);
     }
-  if (!strcmp (x->status, "failed") && !j->past_marker)
+  if (!strcmp (x->status, "failed") && !j->out.past_marker)
     {
       char *m = xprintf ("the modal gateway could not start the command (%s)",
                          x->output && *x->output ? x->output : "no reason given");
@@ -555,8 +691,7 @@ static void
 free_job (struct mm_job *j)
 {
   free (j->payload);
-  free (j->held);
-  free (j->meta);
+  out_lines_clear (&j->out);
   free (j);
 }
 
@@ -726,7 +861,7 @@ mm_spawn (struct backend_session *s, const struct backend_spawn *sp, char **err)
   modal_gateway_uuid (j->exec_id);
   random_hex (j->key, 16);
   random_hex (j->mark, 16);
-  j->marker_len = (size_t) snprintf (j->marker, sizeof j->marker, "\n%s\n", j->key);
+  j->out.after_max = META_MAX;
   j->due = j->born = monotonic_ms ();
   if (!build_payload (j, sp))
     {
@@ -887,6 +1022,465 @@ mm_posture (struct backend_session *s, struct backend_posture *p, char **err)
   return 0;
 }
 
+/* ---- files (ops file_put, file_get): execs of the wrapper ---- */
+
+struct file_exec {
+  struct mm_file *f;
+  struct modal_gateway *g;
+  char key[33];
+  struct out_lines lines;
+  struct out_sink sink;
+  int returncode;
+};
+
+static long long
+call_deadline (const struct mm_file *f)
+{
+  long long d = monotonic_ms () + CALL_MS;
+  return d < f->deadline ? d : f->deadline;
+}
+
+static void
+nap_ms (unsigned ms)
+{
+  struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000L };
+  nanosleep (&ts, NULL);
+}
+
+static char *
+gone_text (const struct backend_session *s, const char *err)
+{
+  return xprintf ("the Modal sandbox %s is gone (terminated or expired outside airlock): %s",
+                  s->sandbox_id, err ? err : "?");
+}
+
+/* One exec of the wrapper with payload as its input, to its end: its
+ * output through fx's lines, its status in fx->returncode.  NULL, or why
+ * it did not run to its end (malloc'd). */
+static char *
+file_exec_run (struct file_exec *fx, const char *payload, size_t len)
+{
+  struct mm_file *f = fx->f;
+  struct backend_session *s = f->s;
+  char id[37], *err = NULL, *b64 = files_base64_encode (payload, len);
+  if (!b64)
+    return xprintf ("out of memory");
+  modal_gateway_uuid (id);
+  long long left = f->deadline - monotonic_ms ();
+  struct modal_gateway_exec_request rq = { .exec_id = id, .command = wrapper_text,
+                                           .timeout_ms = left > 1000 ? (uint64_t) left : 1000,
+                                           .stdin_data = b64 };
+  struct modal_gateway_exec x = { 0 };
+  bool gone = false, started = false;
+  uint64_t offset = 0, seen = 0;
+  unsigned wait = POLL_FIRST_MS;
+  char *why = NULL;
+  fx->lines.after_max = 4096; /* ":KEY SIZE" */
+  while (!why)
+    {
+      if (s->stop)
+        why = xprintf ("the session is closing");
+      else if (monotonic_ms () >= f->deadline)
+        why = xprintf ("timed out");
+      if (why)
+        break;
+      enum modal_gateway_result r
+          = started ? modal_gateway_exec_poll (fx->g, s->sandbox_id, id, offset,
+                                               call_deadline (f), &s->stop, &x, &gone, &err)
+                    : modal_gateway_exec_start (fx->g, s->sandbox_id, &rq, call_deadline (f),
+                                                &s->stop, &x, &gone, &err);
+      if (r == MG_UNREACHABLE)
+        {
+          /* the same execId again: never run twice */
+          free (err);
+          err = NULL;
+          nap_ms (1000);
+          continue;
+        }
+      if (r == MG_REFUSED)
+        {
+          why = gone ? gone_text (s, err) : xprintf ("%s", err ? err : "refused");
+          break;
+        }
+      bool first = !started;
+      started = true;
+      if (first && !(x.terminal && !x.has_next))
+        {
+          modal_gateway_exec_clear (&x);
+          continue; /* read by offset from its start */
+        }
+      const char *data = x.output;
+      size_t n = x.output_len;
+      bool whole = true;
+      if (x.has_next)
+        {
+          offset = x.next_offset;
+          whole = !x.output_length || x.next_offset >= x.output_length;
+        }
+      else if (n <= seen)
+        n = 0;
+      else
+        {
+          data += seen;
+          n -= seen;
+        }
+      seen += n;
+      if (n)
+        lines_feed (&fx->lines, fx->key, data, n, &fx->sink);
+      if (x.terminal && whole)
+        {
+          lines_end (&fx->lines, &fx->sink);
+          fx->returncode = strcmp (x.status, "completed") && !x.returncode ? -1 : x.returncode;
+          modal_gateway_exec_clear (&x);
+          break;
+        }
+      modal_gateway_exec_clear (&x);
+      if (!whole)
+        wait = 0;
+      else if (n)
+        wait = POLL_FIRST_MS;
+      else if ((wait = wait ? wait * 2 : POLL_FIRST_MS) > POLL_MAX_MS)
+        wait = POLL_MAX_MS;
+      if (wait)
+        nap_ms (wait);
+    }
+  free (err);
+  free (b64);
+  if (why && started)
+    {
+      /* given up: it ends in the sandbox too */
+      char *e2 = NULL;
+      modal_gateway_exec_cancel (fx->g, s->sandbox_id, id, monotonic_ms () + 5000, NULL, &gone,
+                                 &e2);
+      free (e2);
+    }
+  return why;
+}
+
+/* The wrapper's own words, kept for an error (the first 300 bytes). */
+struct said {
+  char text[301];
+  size_t len;
+};
+
+static void
+said_raw (void *ctx, const void *data, size_t n)
+{
+  struct said *w = ctx;
+  n = n < sizeof w->text - 1 - w->len ? n : sizeof w->text - 1 - w->len;
+  memcpy (w->text + w->len, data, n);
+  w->len += n;
+  w->text[w->len] = '\0';
+  w->text[strcspn (w->text, "\n")] = '\0';
+}
+
+/* What the exec said after its marker: the file's size, or -1. */
+static long long
+said_size (const struct file_exec *fx)
+{
+  if (!fx->lines.past_marker || !fx->lines.after)
+    return -1;
+  char *end;
+  unsigned long long v = strtoull (fx->lines.after, &end, 10);
+  return end == fx->lines.after ? -1 : (long long) v;
+}
+
+/* The sandbox's file removed (best effort, a short while). */
+static void
+remove_remote (struct mm_file *f, struct modal_gateway *g)
+{
+  size_t n = strlen (f->remote);
+  char *p = malloc (n + 3);
+  if (!p)
+    return;
+  memcpy (p, "D\n", 2);
+  memcpy (p + 2, f->remote, n + 1);
+  struct said w = { 0 };
+  struct file_exec fx = { .f = f, .g = g, .sink = { said_raw, said_raw, &w } };
+  long long deadline = f->deadline;
+  f->deadline = monotonic_ms () + CALL_MS;
+  free (file_exec_run (&fx, p, n + 2));
+  f->deadline = deadline;
+  out_lines_clear (&fx.lines);
+  free (p);
+}
+
+static size_t
+read_full (int fd, char *buf, size_t n)
+{
+  size_t got = 0;
+  while (got < n)
+    {
+      ssize_t r = read (fd, buf + got, n - got);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        break;
+      got += (size_t) r;
+    }
+  return got;
+}
+
+static void
+ignore_bytes (void *ctx, const void *data, size_t n)
+{
+  (void) ctx;
+  (void) data;
+  (void) n;
+}
+
+/* file_put: the host file in parts, each appended by one exec. */
+static char *
+put_file (struct mm_file *f, struct modal_gateway *g)
+{
+  int fd = open (f->host_path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) < 0)
+    {
+      char *m = xprintf ("cannot read the upload's stream on the host: %s", strerror (errno));
+      if (fd >= 0)
+        close (fd);
+      return m;
+    }
+  char head[160];
+  char *buf = malloc (sizeof head + PART_MAX);
+  char *why = buf ? NULL : xprintf ("out of memory");
+  unsigned long long off = 0;
+  while (!why)
+    {
+      struct file_exec fx = { .f = f, .g = g };
+      random_hex (fx.key, 16);
+      int h = snprintf (head, sizeof head, "A %s %s %u %llu\n", fx.key, f->s->upload_token,
+                        f->ticket, off);
+      size_t n = read_full (fd, buf + h, PART_MAX);
+      memcpy (buf, head, (size_t) h);
+      struct said w = { 0 };
+      fx.sink = (struct out_sink){ ignore_bytes, said_raw, &w };
+      why = file_exec_run (&fx, buf, (size_t) h + n);
+      long long size = said_size (&fx);
+      out_lines_clear (&fx.lines);
+      if (why)
+        break;
+      if (fx.returncode != 0)
+        why = xprintf ("the sandbox did not take a part of the upload (status %d)%s%s",
+                       fx.returncode, w.len ? ": " : "", w.text);
+      else if (size < 0 || (unsigned long long) size != off + n)
+        why = xprintf ("the upload's file in the sandbox has %lld bytes, not %llu", size,
+                       off + n);
+      off += n;
+      if (n < PART_MAX)
+        break;
+    }
+  if (!why && off != (unsigned long long) st.st_size)
+    why = xprintf ("the upload's stream changed on the host while it was sent");
+  free (buf);
+  close (fd);
+  if (why)
+    remove_remote (f, g);
+  return why;
+}
+
+struct get_ctx {
+  int fd;
+  unsigned long long written;
+  int error;
+};
+
+static void
+get_out (void *ctx, const void *data, size_t n)
+{
+  struct get_ctx *c = ctx;
+  const char *p = data;
+  while (n && !c->error)
+    {
+      ssize_t w = write (c->fd, p, n);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w < 0)
+        {
+          c->error = errno;
+          return;
+        }
+      p += w;
+      n -= (size_t) w;
+      c->written += (unsigned long long) w;
+    }
+}
+
+struct get_sink {
+  struct get_ctx c;
+  struct said w;
+};
+
+static void
+get_write (void *ctx, const void *data, size_t n)
+{
+  get_out (&((struct get_sink *) ctx)->c, data, n);
+}
+
+static void
+get_said (void *ctx, const void *data, size_t n)
+{
+  said_raw (&((struct get_sink *) ctx)->w, data, n);
+}
+
+/* file_get: the sandbox's file read through one exec's output, into the
+ * host file; the sandbox's file removed whatever happens. */
+static char *
+get_file (struct mm_file *f, struct modal_gateway *g)
+{
+  struct get_sink k = { .c = { .fd = open (f->host_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                                          0600) } };
+  if (k.c.fd < 0)
+    {
+      char *m = xprintf ("cannot write the download on the host: %s", strerror (errno));
+      remove_remote (f, g);
+      return m;
+    }
+  struct file_exec fx = { .f = f, .g = g, .sink = { get_write, get_said, &k } };
+  random_hex (fx.key, 16);
+  char *p = xprintf ("G %s\n%s", fx.key, f->remote);
+  char *why = p ? file_exec_run (&fx, p, strlen (p)) : xprintf ("out of memory");
+  long long size = said_size (&fx);
+  if (!why && k.c.error)
+    why = xprintf ("cannot write the download on the host: %s", strerror (k.c.error));
+  else if (!why && fx.returncode != 0)
+    why = xprintf ("the sandbox could not read the download's file (status %d)%s%s",
+                   fx.returncode, k.w.len ? ": " : "", k.w.text);
+  else if (!why && (size < 0 || (unsigned long long) size != k.c.written))
+    why = xprintf ("the download came %llu bytes of %lld", k.c.written, size);
+  if (close (k.c.fd) < 0 && !why)
+    why = xprintf ("cannot write the download on the host: %s", strerror (errno));
+  if (why)
+    remove_remote (f, g); /* the wrapper removes it when it gets that far */
+  out_lines_clear (&fx.lines);
+  free (p);
+  return why;
+}
+
+static void *
+file_thread (void *arg)
+{
+  struct mm_file *f = arg;
+  struct backend_session *s = f->s;
+  struct modal_gateway *g = modal_gateway_new (s->gateway_url, s->token);
+  char *why = !g ? xprintf ("out of memory") : f->put ? put_file (f, g) : get_file (f, g);
+  modal_gateway_free (g);
+  pthread_mutex_lock (&s->lock);
+  struct backend_event ev = { .type = BACKEND_FILE_DONE, .job = f->ticket };
+  if (!s->stop)
+    push_event (s, &ev, NULL, 0, why);
+  s->nfiles--;
+  f->finished = true;
+  pthread_mutex_unlock (&s->lock);
+  free (why);
+  return NULL;
+}
+
+static void
+free_file (struct mm_file *f)
+{
+  free (f->host_path);
+  free (f->remote);
+  free (f);
+}
+
+/* Transfers that ended are joined (their threads hold the lock last
+ * when they mark themselves finished, so the join is quick). */
+static void
+reap_files (struct backend_session *s)
+{
+  for (struct mm_file **p = &s->files; *p;)
+    if ((*p)->finished)
+      {
+        struct mm_file *f = *p;
+        *p = f->next;
+        pthread_join (f->thread, NULL);
+        free_file (f);
+      }
+    else
+      p = &(*p)->next;
+}
+
+static int
+start_file (struct backend_session *s, uint32_t ticket, bool put, const char *host_path,
+            const char *remote, uint64_t timeout_ms, char **err)
+{
+  struct mm_file *f = calloc (1, sizeof *f);
+  if (!f || !(f->host_path = strdup (host_path)) || !(f->remote = strdup (remote)))
+    {
+      if (f)
+        free_file (f);
+      *err = xprintf ("out of memory");
+      return -1;
+    }
+  f->s = s;
+  f->ticket = ticket;
+  f->put = put;
+  f->deadline = monotonic_ms () + (timeout_ms ? (long long) timeout_ms : FILE_TIMEOUT_MS);
+  pthread_mutex_lock (&s->lock);
+  reap_files (s);
+  int rc = 0;
+  if (s->lost)
+    *err = xprintf ("%s", s->lost);
+  else if (s->nfiles >= FILES_MAX_AT_ONCE)
+    *err = xprintf ("%u file transfers of this session are under way: wait for one to end",
+                    s->nfiles);
+  else if ((rc = pthread_create (&f->thread, NULL, file_thread, f)) != 0)
+    *err = xprintf ("cannot start a transfer: %s", strerror (rc));
+  else
+    {
+      s->nfiles++;
+      f->next = s->files;
+      s->files = f;
+      pthread_mutex_unlock (&s->lock);
+      return 0;
+    }
+  pthread_mutex_unlock (&s->lock);
+  free_file (f);
+  return -1;
+}
+
+static int
+mm_file_put (struct backend_session *s, uint32_t ticket, const char *host_path,
+             uint64_t timeout_ms, char *remote, size_t remote_size, char **err)
+{
+  /* /tmp, by a name no one else in the sandbox can guess in advance (the
+   * wrapper makes the same name) */
+  int n = snprintf (remote, remote_size, "/tmp/.airlock-upload-%s-%u.tar", s->upload_token,
+                    ticket);
+  if (n < 0 || (size_t) n >= remote_size)
+    {
+      *err = xprintf ("no room for the upload's path");
+      return -1;
+    }
+  return start_file (s, ticket, true, host_path, remote, timeout_ms, err);
+}
+
+static int
+mm_file_get (struct backend_session *s, uint32_t ticket, const char *remote,
+             const char *host_path, uint64_t timeout_ms, char **err)
+{
+  return start_file (s, ticket, false, host_path, remote, timeout_ms, err);
+}
+
+/* At close: every transfer ends (s->stop cancels them) and is joined. */
+static void
+join_files (struct backend_session *s)
+{
+  pthread_mutex_lock (&s->lock);
+  struct mm_file *f = s->files;
+  s->files = NULL;
+  pthread_mutex_unlock (&s->lock);
+  while (f)
+    {
+      struct mm_file *n = f->next;
+      pthread_join (f->thread, NULL);
+      free_file (f);
+      f = n;
+    }
+}
+
 static void
 free_session (struct backend_session *s)
 {
@@ -903,6 +1497,10 @@ free_session (struct backend_session *s)
   free (s->lost);
   free (s->session);
   free (s->sandbox_id);
+  free (s->gateway_url);
+  if (s->token)
+    explicit_bzero (s->token, strlen (s->token));
+  free (s->token);
   pthread_mutex_destroy (&s->lock);
   pthread_cond_destroy (&s->wake);
   free (s);
@@ -929,6 +1527,7 @@ mm_close (struct backend_session *s)
       pthread_join (s->worker, NULL);
     }
   s->stop = true;
+  join_files (s);
   terminate_sandbox (s);
   free_session (s);
 }
@@ -945,8 +1544,8 @@ static const struct backend_ops modal_managed_backend_ops = {
   .reach = mm_reach,
   .posture = mm_posture,
   .oom_kills = NULL,
-  .file_put = NULL,
-  .file_get = NULL,
+  .file_put = mm_file_put,
+  .file_get = mm_file_get,
   .close = mm_close,
 };
 
@@ -1040,7 +1639,11 @@ new_session (const struct modal_managed_options *o, const char *token)
   s->session = strdup (o->session ? o->session : "modal");
   s->main_g = modal_gateway_new (o->gateway_url, token);
   s->g = modal_gateway_new (o->gateway_url, token);
-  if (s->efd < 0 || !s->session || !s->main_g || !s->g)
+  s->gateway_url = o->gateway_url ? strdup (o->gateway_url) : NULL;
+  s->token = strdup (token);
+  random_hex (s->upload_token, 8);
+  if (s->efd < 0 || !s->session || !s->main_g || !s->g || !s->token
+      || (o->gateway_url && !s->gateway_url))
     {
       free_session (s);
       return NULL;

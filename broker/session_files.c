@@ -30,7 +30,8 @@
 static const char files_script[] =
   "exec 4<&- 3>&-\n"
   "set -o pipefail\n"
-  "die () { printf 'airlock: %s\\n' \"$*\" >&2; exit 3; }\n"
+  "# Said on stdout too, as a record (E): a backend may merge stderr into it.\n"
+  "die () { printf 'E%s\\0' \"$*\"; printf 'airlock: %s\\n' \"$*\" >&2; exit 3; }\n"
   "op=$AIRLOCK_ENV_FILES_OP p=$AIRLOCK_ENV_FILES_PATH wd=$AIRLOCK_ENV_FILES_WORKDIR\n"
   "# An upload through the backend's files API: its stream is already a\n"
   "# file here, removed whatever happens.\n"
@@ -214,7 +215,9 @@ keep_stderr (struct files_transfer *t, const char *data, size_t n)
 }
 
 /* An upload's stdout: acknowledgements ("A<bytes>") and where it went
- * ("P<path>"), each ending in a NUL. */
+ * ("P<path>"), each ending in a NUL; either way, where a download's
+ * stream went through the files API ("T<path>") and a refusal
+ * ("E<why>"). */
 static void
 take_records (struct files_transfer *t, const char *data, size_t n)
 {
@@ -233,6 +236,13 @@ take_records (struct files_transfer *t, const char *data, size_t n)
         t->final = strdup (t->rec + 1);
       else if (t->rec[0] == 'T' && !t->remote[0])
         snprintf (t->remote, sizeof t->remote, "%s", t->rec + 1);
+      else if (t->rec[0] == 'E' && !t->errlen)
+        {
+          /* the refusal, where stderr is not its own stream */
+          keep_stderr (t, "airlock: ", 9);
+          keep_stderr (t, t->rec + 1, strlen (t->rec + 1));
+          keep_stderr (t, "\n", 1);
+        }
       t->rec_len = 0;
     }
 }

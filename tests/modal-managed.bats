@@ -402,10 +402,9 @@ _=/usr/bin/env" ]
   [ "$(grep -c '^GET /v1/sandboxes/.*/execs/.* 200' <<< "$output")" -ge 6 ]
 }
 
-@test "modal-managed: an end marker split between two polls is found (no byte of it in the output)" {
-  # 4 MiB - 5 bytes of output, all at once after a pause: the first poll
-  # after the end reads 4 MiB (its limit), which ends 5 bytes into the
-  # marker that follows the output
+@test "modal-managed: output written at once after a pause arrives whole, the end marker after it found" {
+  # 4 MiB - 5 bytes of output, all at once after a pause: polls read its
+  # base64 lines as they come, a read may end inside one
   local s
   s=$(script s 'f=$(mktemp); head -c 3145725 /dev/urandom | base64 -w 0 | head -c 4194299 > "$f"
 sleep 1; cat "$f"; sha256sum < "$f" | cut -d" " -f1 >&3; rm "$f"')
@@ -413,6 +412,73 @@ sleep 1; cat "$f"; sha256sum < "$f" | cut -d" " -f1 >&3; rm "$f"')
   [ "$(stat -c %s "$BATS_TEST_TMPDIR/out")" = 4194299 ]
   [ "$(sha256sum < "$BATS_TEST_TMPDIR/out" | cut -d' ' -f1)" = "$(cat "$BATS_TEST_TMPDIR/meta")" ]
   grep -qx 'exit 0' "$BATS_TEST_TMPDIR/err"
-  # a read did end inside the marker: the next one starts 5 bytes into it
-  ctl GET /_double/log | grep -q '"query": "offset=4194304&'
+}
+
+@test "modal-managed: binary output (NULs, invalid UTF-8, stderr merged) arrives byte for byte" {
+  local s
+  s=$(script s 'printf "a\0b\377\376c\200\n"; printf "\300\0" >&2; printf "\342\202"; exit 3')
+  run -0 drv "$s"
+  [ "$(od -An -tx1 -w64 "$BATS_TEST_TMPDIR/out" | tr -s ' ')" = " 61 00 62 ff fe 63 80 0a c0 00 e2 82" ]
+  grep -qx 'exit 3' "$BATS_TEST_TMPDIR/err"
+}
+
+@test "modal-managed: 1 MB of random binary output arrives whole (sha256), its report intact" {
+  local s
+  s=$(script s 'f=$(mktemp); head -c 1000000 /dev/urandom > "$f"; cat "$f"; sha256sum < "$f" | cut -d" " -f1 >&3; rm "$f"')
+  DRV_TIMEOUT=120 run -0 drv --cwd /tmp --meta "$BATS_TEST_TMPDIR/meta" "$s"
+  [ "$(stat -c %s "$BATS_TEST_TMPDIR/out")" = 1000000 ]
+  [ "$(sha256sum < "$BATS_TEST_TMPDIR/out" | cut -d' ' -f1)" = "$(cat "$BATS_TEST_TMPDIR/meta")" ]
+  grep -qx 'exit 0' "$BATS_TEST_TMPDIR/err"
+}
+
+@test "modal-managed: output arrives while the command runs (a line per read, not at its end)" {
+  local s i seen=
+  s=$(script s 'printf "first\0"; sleep 4; echo second')
+  drv "$s" > /dev/null &
+  local pid=$!
+  for i in $(seq 30); do
+    if [ "$(tr -d '\0' < "$BATS_TEST_TMPDIR/out" 2>/dev/null)" = first ]; then seen=1; break; fi
+    sleep 0.1
+  done
+  kill -0 "$pid" # still running
+  wait "$pid"
+  [ -n "$seen" ]
+  [ "$(tr -d '\0' < "$BATS_TEST_TMPDIR/out")" = $'firstsecond' ]
+}
+
+@test "modal-managed: files API: a 5 MiB binary file up in 2 MiB parts (0600, whole), and down again, then removed" {
+  head -c 5242880 /dev/urandom > "$BATS_TEST_TMPDIR/in"
+  printf '\0\377end' >> "$BATS_TEST_TMPDIR/in"
+  local want remote
+  want=$(sha256sum < "$BATS_TEST_TMPDIR/in" | cut -d' ' -f1)
+  DRV_TIMEOUT=120 run -0 drv --cwd /tmp --put "$BATS_TEST_TMPDIR/in"
+  remote=$(sed -n 's/^put //p' "$BATS_TEST_TMPDIR/err")
+  [[ "$remote" =~ ^/tmp/\.airlock-upload-[0-9a-f]{16}-9001\.tar$ ]]
+  # the double runs commands on this host: the sandbox's /tmp is ours
+  [ "$(sha256sum < "$remote" | cut -d' ' -f1)" = "$want" ]
+  [ "$(stat -c %a "$remote")" = 600 ]
+  # 3 parts, each one exec
+  run requests
+  [ "$(grep -c '^POST /v1/sandboxes/.*/execs 200' <<< "$output")" = 3 ]
+  DRV_TIMEOUT=120 run -0 drv --get "$remote" --to "$BATS_TEST_TMPDIR/back"
+  grep -qx 'get done' "$BATS_TEST_TMPDIR/err"
+  [ "$(sha256sum < "$BATS_TEST_TMPDIR/back" | cut -d' ' -f1)" = "$want" ]
+  [ "$(stat -c %a "$BATS_TEST_TMPDIR/back")" = 600 ]
+  [ ! -e "$remote" ]
+}
+
+@test "modal-managed: files API: a missing file, a timeout and a vanished sandbox are clear errors; nothing left behind" {
+  # a download of a file that is not there
+  run -3 drv --get /tmp/.airlock-no-such-file-$RANDOM --to "$BATS_TEST_TMPDIR/back"
+  grep -q "^get error: .*not in the sandbox" "$BATS_TEST_TMPDIR/err"
+  # an upload past its timeout: what it left is removed
+  head -c 12000000 /dev/urandom > "$BATS_TEST_TMPDIR/in"
+  DRV_TIMEOUT=120 run -3 drv --file-timeout 300 --put "$BATS_TEST_TMPDIR/in"
+  grep -q "^put error: timed out" "$BATS_TEST_TMPDIR/err"
+  [ -z "$(find /tmp -maxdepth 1 -name '.airlock-upload-*-9001.tar' -newer "$BATS_TEST_TMPDIR/in")" ]
+  # the sandbox gone: said so
+  ctl POST /_double/reset > /dev/null
+  ctl POST /_double/faults '{"match":"POST /v1/sandboxes/[^/]+/execs","status":404,"body":{"code":"sandbox_terminated","message":"terminated"},"times":-1}' > /dev/null
+  run -3 drv --cwd /tmp --put "$BATS_TEST_TMPDIR/in"
+  grep -q "^put error: the Modal sandbox .* is gone" "$BATS_TEST_TMPDIR/err"
 }

@@ -16,6 +16,12 @@
  *     --timeout MS      each command's deadline
  *     --kill-after MS   TERM each command after MS, KILL 2 s later
  *     --meta FILE       the last command's fd-3 report goes there
+ *     --put FILE        first, FILE sent by the files API (file_put):
+ *                       "put REMOTE" or "put error: ..." on stderr
+ *     --get REMOTE      first (after --put), the sandbox's REMOTE fetched
+ *                       by the files API (file_get) into --to FILE:
+ *                       "get done" or "get error: ..." on stderr
+ *     --file-timeout MS the files API's timeout (0: an hour)
  *     --health          check health after each command
  *     --shell           the files are commands for the session layer's
  *                       shell (broker/shell_state.c): a bootstrap first,
@@ -116,6 +122,47 @@ drain (const struct backend_ops *ops, struct backend_session *bs, uint32_t job,
   return r;
 }
 
+/* A file_put or file_get to its BACKEND_FILE_DONE: 0, or -1. */
+static int
+move_file (const struct backend_ops *ops, struct backend_session *bs, bool put,
+           const char *a, const char *b, uint64_t timeout_ms)
+{
+  const char *what = put ? "put" : "get";
+  char remote[4096] = "", *err = NULL;
+  uint32_t ticket = put ? 9001 : 9002;
+  int r = put ? ops->file_put (bs, ticket, a, timeout_ms, remote, sizeof remote, &err)
+              : ops->file_get (bs, ticket, a, b, timeout_ms, &err);
+  if (r < 0)
+    {
+      fprintf (stderr, "%s error: %s\n", what, err);
+      free (err);
+      return -1;
+    }
+  for (;;)
+    {
+      struct pollfd p = { .fd = ops->event_fd (bs), .events = POLLIN };
+      poll (&p, 1, 200);
+      struct backend_event ev;
+      while ((r = ops->next_event (bs, &ev, &err)) > 0)
+        if (ev.type == BACKEND_FILE_DONE && ev.job == ticket)
+          {
+            if (ev.message)
+              fprintf (stderr, "%s error: %s\n", what, ev.message);
+            else if (put)
+              fprintf (stderr, "put %s\n", remote);
+            else
+              fprintf (stderr, "get done\n");
+            return ev.message ? -1 : 0;
+          }
+      if (r < 0)
+        {
+          fprintf (stderr, "%s error: lost: %s\n", what, err);
+          free (err);
+          return -1;
+        }
+    }
+}
+
 static void
 progress (void *ctx, const char *line)
 {
@@ -213,6 +260,8 @@ int
 main (int argc, char **argv)
 {
   const char *cwd_opt = NULL, *stdin_path = NULL, *meta_path = NULL;
+  const char *put_path = NULL, *get_remote = NULL, *get_to = NULL;
+  long long file_timeout = 0;
   const char *envp[64] = { 0 };
   char *env_text = NULL; /* --env-file's, which envp points into */
   size_t nenv = 0;
@@ -264,10 +313,20 @@ main (int argc, char **argv)
         kill_after = atoll (v), i++;
       else if (!strcmp (a, "--meta"))
         meta_path = v, i++;
+      else if (!strcmp (a, "--put"))
+        put_path = v, i++;
+      else if (!strcmp (a, "--get"))
+        get_remote = v, i++;
+      else if (!strcmp (a, "--to"))
+        get_to = v, i++;
+      else if (!strcmp (a, "--file-timeout"))
+        file_timeout = atoll (v), i++;
       else
         break;
     }
-  if (i >= argc || !strncmp (argv[i], "--", 2))
+  bool files = put_path || get_remote;
+  if ((i >= argc && !files) || (i < argc && !strncmp (argv[i], "--", 2))
+      || (get_remote && !get_to))
     {
       fprintf (stderr, "usage: %s [--entitled] [--cwd DIR] [--env N=V]... [--stdin FILE] "
                        "[--timeout MS] [--kill-after MS] [--meta FILE] [--health] SCRIPT...\n",
@@ -292,6 +351,10 @@ main (int argc, char **argv)
   const struct backend_ops *ops = modal_managed_ops ();
   const char *av[] = { "bash", "-c", SHELL_SCRIPT_LOADER, NULL };
   int rc = 0;
+  if (put_path && move_file (ops, bs, true, put_path, NULL, (uint64_t) file_timeout) < 0)
+    rc = 3;
+  if (get_remote && move_file (ops, bs, false, get_remote, get_to, (uint64_t) file_timeout) < 0)
+    rc = 3;
   struct shell_state st = { 0 };
   if (shell)
     {

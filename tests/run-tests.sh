@@ -560,7 +560,7 @@ SSH_SUITES=${SSH_SUITES-sessions spool hygiene lifecycle api ssh files}
 SINGULARITY_SUITES=${SINGULARITY_SUITES-sessions singularity files}
 DAYTONA_SUITES=${DAYTONA_SUITES-daytona-double sessions files daytona daytona-exec}
 MODAL_SUITES=${MODAL_SUITES-modal-double modal modal-gateway modal-managed}
-MODAL_MANAGED_SESSION_SUITES=${MODAL_MANAGED_SESSION_SUITES-sessions}
+MODAL_MANAGED_SESSION_SUITES=${MODAL_MANAGED_SESSION_SUITES-sessions files}
 MODAL_SESSION_SUITES=${MODAL_SESSION_SUITES-sessions modal-exec files}
 SINGULARITY_MODE=${SINGULARITY_MODE:-unprivileged}
 export BUILDDIR FUZZ_SECONDS
