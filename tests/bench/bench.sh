@@ -719,9 +719,9 @@ worker () {
   # ---- 6. daytona: against the double, started here as this user ----
   local dt_ok=0 dt_opened=0 DT_NOTE='' DTPID='' DT_TB='' dport='' DTAUTH=()
   if ((daemon_ok)) && [ "$BENCH_ONLY" != ssh ]; then
-    mkdir -p "$T/dt-state"
+    mkdir -p "$T/home/dt-state"
     DAYTONA_DOUBLE_API_KEY=bench-key /usr/bin/python3 "$T/doubles/daytona" --port 0 \
-      --airlock "$AL" --state "$T/dt-state" > "$R/dt.out" 2> "$R/dt.err" &
+      --airlock "$AL" --state "$T/home/dt-state" > "$R/dt.out" 2> "$R/dt.err" &
     DTPID=$!
     for i in $(seq 100); do
       dport=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$R/dt.out")
