@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The whole test suite (`make check`): protocol unit tests, then two streams
+# The whole test suite (`make check`): protocol unit tests, then three streams
 # side by side, each with test users, a private prefix and a scratch dir of
 # its own: (1) the command-line tests run as an unprivileged user against
 # the helper in each privilege mode (unprivileged user namespaces, setuid
 # root, file capabilities), the README's demo, the build tests, a few rounds
-# of `make bench`, the Modal doubles' own suites (with the official SDK),
-# then the local suites again with an ASan+UBSan build; (2) a fuzz smoke
-# run under ASan+UBSan, the docker suites, the ssh suites against a real
-# sshd on 127.0.0.1 (tests/ssh/sshd.sh), the singularity suites on the
-# Apptainer stand-in (tests/doubles/apptainer), the daytona and modal
-# backends against their doubles.
+# of `make bench`; (2) a fuzz smoke run under ASan+UBSan, the docker
+# suites, the ssh suites against a real sshd on 127.0.0.1
+# (tests/ssh/sshd.sh), the singularity suites on the Apptainer stand-in
+# (tests/doubles/apptainer), then the local suites again with an
+# ASan+UBSan build; (3) the daytona and modal backends against their
+# doubles, and the doubles' own suites with the official SDKs.
 # Needs root: it creates test users and installs a setuid helper into a
 # private 0755 prefix (CI's clone may sit where the test user cannot enter).
 # Knobs: TEST_USER, OTHER_USER (BACKENDS_TEST_USER, BACKENDS_OTHER_USER:
-# stream 2's, by default the same with a "b" appended), MODES, SUITES,
+# stream 2's, by default the same with a "b" appended; CLOUD_TEST_USER,
+# CLOUD_OTHER_USER: stream 3's, "c"), MODES, SUITES,
 # ASAN_SUITES, DOCKER_SUITES, SSH_SUITES, SINGULARITY_SUITES, DAYTONA_SUITES,
 # MODAL_SUITES, MODAL_SESSION_SUITES, MODAL_MANAGED_SESSION_SUITES, ONCE_SUITES
 # (" " or "" for none), SINGULARITY_MODE (its privilege mode, default
@@ -94,7 +95,7 @@ for unit in "$BUILDDIR"/test_*; do
   tally "unit $name" "$T/unit.tap"
 done
 
-# ---- 3. Two streams, side by side ----
+# ---- 3. Three streams, side by side ----
 # The local privilege modes (then the README's demo, the build and bench
 # tests) and the other backends (the fuzz smoke run, docker, ssh, then the
 # ASan+UBSan variant of the local suites) run at the same time, each with its own test
@@ -220,40 +221,9 @@ stream_local () {
 
   # Once, as root: the README's demo; build-time paths and flags; bench.
   for suite in ${ONCE_SUITES-demo build bench}; do bats_suite once "$suite"; done
-  stream_local_tail
 }
 
-# The suites that bring their own peers (the Modal doubles with the
-# official SDK, their drivers), then the local suites under ASan+UBSan:
-# in the local stream, whose own suites end sooner than the backends'.
-stream_local_tail () {
-  # The Modal gRPC double (tests/doubles/modal) and the official JavaScript
-  # SDK against it, and the managed gateway's double: each bats file starts
-  # and stops its own double, as the other user, its sandboxes airlock
-  # local sandboxes.
-  if [ -n "$MODAL_SUITES" ]; then
-    use_release_prefix
-    local msuite
-    for msuite in $MODAL_SUITES; do
-      section "modal: $msuite.bats"
-      run_bats "modal $msuite" "$msuite"
-    done
-  fi
-
-  # The local suites again with an ASan+UBSan build of broker and helper
-  # (the unprivileged mode only: a sanitizer runtime has no place in a
-  # setuid binary).
-  if [ "${SKIP_ASAN:-0}" != 1 ]; then
-    section "building the ASan+UBSan variant"
-    if install_variant asan SANITIZE=1; then
-      SUITES="$ASAN_SUITES" run_suites asan "$T/asan" unprivileged
-    else
-      result "asan build" 1
-    fi
-  fi
-}
-
-# ---- 3b. The fuzz smoke run, the other backends ----
+# ---- 3b. The fuzz smoke run, the other backends, then ASan ----
 stream_backends () {
   prepare_stream "$1" "$BACKENDS_TEST_USER" "$BACKENDS_OTHER_USER" || { result install 1; return; }
 
@@ -384,6 +354,23 @@ stream_backends () {
     (cd / && runuser -u "$TEST_USER" -- env -i PATH="$sing_path" HOME="$TEST_HOME" \
       timeout -k 5 60 apptainer instance stop --all --force) > /dev/null 2>&1
   fi
+
+  # The local suites again with an ASan+UBSan build of broker and helper
+  # (the unprivileged mode only: a sanitizer runtime has no place in a
+  # setuid binary).
+  if [ "${SKIP_ASAN:-0}" != 1 ]; then
+    section "building the ASan+UBSan variant"
+    if install_variant asan SANITIZE=1; then
+      SUITES="$ASAN_SUITES" run_suites asan "$T/asan" unprivileged
+    else
+      result "asan build" 1
+    fi
+  fi
+}
+
+# ---- 3c. The cloud backends against their doubles: daytona, modal ----
+stream_cloud () {
+  prepare_stream "$1" "$CLOUD_TEST_USER" "$CLOUD_OTHER_USER" || { result install 1; return; }
 
   # The daytona backend against the Daytona double (tests/doubles/daytona,
   # tests/doubles/README.md): an HTTP server on 127.0.0.1 speaking Daytona's
@@ -537,6 +524,18 @@ stream_backends () {
     unset MODAL_GATEWAY_DOUBLE
   fi
 
+  # The Modal gRPC double (tests/doubles/modal) and the official JavaScript
+  # SDK against it, and the managed gateway's double: each bats file starts
+  # and stops its own double, as the other user, its sandboxes airlock
+  # local sandboxes.
+  if [ -n "$MODAL_SUITES" ]; then
+    use_release_prefix
+    local msuite
+    for msuite in $MODAL_SUITES; do
+      section "modal: $msuite.bats"
+      run_bats "modal $msuite" "$msuite"
+    done
+  fi
 }
 
 # A stream's counts and failures, for the summary.
@@ -555,6 +554,8 @@ TEST_USER=${TEST_USER:-airlock-test}
 OTHER_USER=${OTHER_USER:-airlock-other}
 BACKENDS_TEST_USER=${BACKENDS_TEST_USER:-${TEST_USER}b}
 BACKENDS_OTHER_USER=${BACKENDS_OTHER_USER:-${OTHER_USER}b}
+CLOUD_TEST_USER=${CLOUD_TEST_USER:-${TEST_USER}c}
+CLOUD_OTHER_USER=${CLOUD_OTHER_USER:-${OTHER_USER}c}
 DOCKER_SUITES=${DOCKER_SUITES-sessions files spool hygiene lifecycle api docker}
 SSH_SUITES=${SSH_SUITES-sessions spool hygiene lifecycle api ssh files}
 SINGULARITY_SUITES=${SINGULARITY_SUITES-sessions singularity files}
@@ -567,15 +568,18 @@ export BUILDDIR FUZZ_SECONDS
 
 TOP=$T # each stream sets T to its own directory under it
 if [ "${PARALLEL:-1}" = 1 ]; then
-  section "two streams side by side: the local sandbox ($T/local.log), the other backends ($T/backends.log)"
+  section "three streams side by side: the local sandbox ($T/local.log), the other backends ($T/backends.log), the cloud backends' doubles ($T/cloud.log)"
   ( passed=0 failed=0 skipped=0 failures=()
     stream_local "$T/l" > "$T/local.log" 2>&1; save_tally "$TOP/local.tally" ) &
   local_pid=$!
   ( passed=0 failed=0 skipped=0 failures=()
     stream_backends "$T/b" > "$T/backends.log" 2>&1; save_tally "$TOP/backends.tally" ) &
   backends_pid=$!
-  wait "$local_pid" "$backends_pid"
-  for s in local backends; do
+  ( passed=0 failed=0 skipped=0 failures=()
+    stream_cloud "$T/c" > "$T/cloud.log" 2>&1; save_tally "$TOP/cloud.tally" ) &
+  cloud_pid=$!
+  wait "$local_pid" "$backends_pid" "$cloud_pid"
+  for s in local backends cloud; do
     section "stream $s (its sections' times count from the start of the run)"
     cat "$T/$s.log"
     if [ -f "$T/$s.tally" ]; then load_tally "$T/$s.tally"; else result "stream $s" 1; fi
@@ -585,7 +589,9 @@ else
     stream_local "$T/l"; save_tally "$TOP/local.tally" )
   ( passed=0 failed=0 skipped=0 failures=()
     stream_backends "$T/b"; save_tally "$TOP/backends.tally" )
-  for s in local backends; do
+  ( passed=0 failed=0 skipped=0 failures=()
+    stream_cloud "$T/c"; save_tally "$TOP/cloud.tally" )
+  for s in local backends cloud; do
     if [ -f "$T/$s.tally" ]; then load_tally "$T/$s.tally"; else result "stream $s" 1; fi
   done
 fi
