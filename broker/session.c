@@ -751,7 +751,10 @@ session_exec (struct session *s, const struct exec_request *rq,
       return -1;
     }
   if (rq->stdin_data)
-    s->ops->write_stdin (s->bs, e->job, rq->stdin_data, rq->stdin_len, !rq->background);
+    /* A background job's stdin stays open for job_stdin, unless the
+     * backend takes input only whole, at the start (stdin_max) */
+    s->ops->write_stdin (s->bs, e->job, rq->stdin_data, rq->stdin_len,
+                         !rq->background || s->ops->stdin_max);
   else if (!rq->background && with_stdin)
     s->ops->write_stdin (s->bs, e->job, "", 0, true);
   e->next = s->jobs;
