@@ -88,7 +88,7 @@ SESSION_FLAGS := $(if $(wildcard backends/daytona_session.c),-DHAVE_DAYTONA_SESS
 BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_session.c backends/supervisor_protocol.c backends/supervisor_client.c \
                 backends/xprintf.c backends/posture.c backends/cgroup_oom.c backends/size_text.c \
                 backends/sif_cache.c backends/http_body.c backends/sh_words.c backends/event_queue.c \
-                backends/grpc_call.c backends/protobuf_wire.c $(sort $(wildcard backends/modal*.c)) \
+                backends/grpc_call.c backends/protobuf_wire.c backends/random_id.c $(sort $(wildcard backends/modal*.c)) \
                 $(sort $(wildcard backends/docker*.c)) $(sort $(wildcard backends/daytona*.c)) $(sort $(wildcard backends/ssh*.c)) \
                 $(sort $(wildcard backends/singularity*.c))
 POLICY_SRCS := $(sort $(wildcard policy/*.c))
@@ -217,7 +217,7 @@ $(BUILDDIR)/airlock-hostile: tests/hostile.c helper/protocol.c helper/protocol.h
 # (the driver drives a local session: the docker sources need libcurl, the
 # SIF cache and the singularity backend cJSON and policy/.)
 DRIVER_SRCS := $(filter-out backends/docker% backends/daytona% backends/ssh% backends/sif_cache% backends/singularity% \
-                             backends/modal% backends/grpc% backends/protobuf%,$(BACKEND_SRCS))
+                             backends/modal% backends/grpc% backends/protobuf% backends/random_id%,$(BACKEND_SRCS))
 $(BUILDDIR)/airlock-session-driver: tests/session_driver.c $(DRIVER_SRCS) helper/protocol.c $(wildcard backends/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' -o $@ \
@@ -240,7 +240,7 @@ $(BUILDDIR)/airlock-daytona-driver: $(DAYTONA_DRIVER_SRCS) $(wildcard backends/*
 
 # A Modal sandbox's life through backends/modal_api.c alone (the control
 # plane over gRPC), against the Modal double (tests/modal.bats).
-MODAL_DRIVER_SRCS := tests/modal_driver.c backends/modal_api.c backends/grpc_call.c \
+MODAL_DRIVER_SRCS := tests/modal_driver.c backends/modal_api.c backends/grpc_call.c backends/random_id.c \
                      backends/protobuf_wire.c backends/xprintf.c
 $(BUILDDIR)/airlock-modal-driver: $(MODAL_DRIVER_SRCS) $(wildcard backends/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
@@ -249,7 +249,7 @@ $(BUILDDIR)/airlock-modal-driver: $(MODAL_DRIVER_SRCS) $(wildcard backends/*.h) 
 
 # A managed Modal session alone (backends/modal_managed_session.c), against
 # the modal gateway double (tests/modal-managed.bats).
-MODAL_MANAGED_DRIVER_SRCS := tests/modal_managed_driver.c backends/modal_managed_session.c \
+MODAL_MANAGED_DRIVER_SRCS := tests/modal_managed_driver.c backends/modal_managed_session.c backends/random_id.c \
                              backends/modal_gateway.c backends/http_body.c backends/sh_words.c \
                              backends/event_queue.c backends/xprintf.c broker/files_host.c \
                              broker/shell_state.c
@@ -292,11 +292,11 @@ UNIT_SRCS_daytona_http := backends/daytona_http.c backends/daytona_sandbox.c bac
 # against protoc-generated Python and a python3-grpcio server.
 UNIT_TESTS += protobuf_wire grpc_call
 UNIT_SRCS_protobuf_wire := backends/protobuf_wire.c backends/xprintf.c
-UNIT_SRCS_grpc_call := backends/grpc_call.c backends/xprintf.c
+UNIT_SRCS_grpc_call := backends/grpc_call.c backends/random_id.c backends/xprintf.c
 # backends/modal_api: the JWT exp claim and the error text (the calls
 # themselves: tests/modal.bats against the double).
 UNIT_TESTS += modal_api
-UNIT_SRCS_modal_api := backends/modal_api.c backends/grpc_call.c backends/protobuf_wire.c backends/xprintf.c
+UNIT_SRCS_modal_api := backends/modal_api.c backends/grpc_call.c backends/protobuf_wire.c backends/random_id.c backends/xprintf.c
 # backends/sif_cache: records, checks, LRU and the floor, with a fake build.
 UNIT_TESTS += sif_cache
 UNIT_SRCS_sif_cache := backends/sif_cache.c backends/size_text.c backends/xprintf.c \
@@ -340,7 +340,7 @@ $(BUILDDIR)/fuzz_gate: fuzz/fuzz_gate.c $$(GATE_SRCS) $(wildcard policy/*.h) pol
 
 # what the Modal client reads off the network: the protobuf decoder and
 # the gRPC frame reassembler.
-FUZZ_PROTOBUF_SRCS := backends/protobuf_wire.c backends/grpc_call.c backends/xprintf.c
+FUZZ_PROTOBUF_SRCS := backends/protobuf_wire.c backends/grpc_call.c backends/random_id.c backends/xprintf.c
 $(BUILDDIR)/fuzz_protobuf: fuzz/fuzz_protobuf.c $(FUZZ_PROTOBUF_SRCS) backends/protobuf_wire.h backends/grpc_call.h Makefile
 	@mkdir -p $(BUILDDIR)
 	$(CLANG) -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \

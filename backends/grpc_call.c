@@ -4,6 +4,7 @@
 #include "grpc_call.h"
 #include "backoff.h"
 #include "monotonic_ms.h"
+#include "random_id.h"
 #include "xprintf.h"
 
 #include <ctype.h>
@@ -11,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -614,23 +614,10 @@ grpc_retryable (const struct grpc_result *r)
 void
 grpc_retry_init (struct grpc_retry *rt, unsigned max_retries)
 {
-  uint8_t u[16];
   *rt = (struct grpc_retry){ .max_retries = max_retries };
-  if (getrandom (u, sizeof u, 0) != (ssize_t) sizeof u)
-    {
-      /* no entropy source: unique enough for a key, not a secret */
-      uint64_t a = (uint64_t) monotonic_ms () ^ (uint64_t) getpid () << 32;
-      uint64_t b = (uint64_t) time (NULL) ^ (uint64_t) (uintptr_t) rt;
-      memcpy (u, &a, 8);
-      memcpy (u + 8, &b, 8);
-    }
-  u[6] = (uint8_t) ((u[6] & 0x0f) | 0x40); /* version 4 */
-  u[8] = (uint8_t) ((u[8] & 0x3f) | 0x80); /* variant 1 */
-  snprintf (rt->key, sizeof rt->key,
-            "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
-            u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
-            u[13], u[14], u[15]);
-  memcpy (&rt->seed, u + 12, sizeof rt->seed);
+  random_uuid (rt->key);
+  /* the jitter's seed: the key's last 32 random bits */
+  rt->seed = (unsigned) strtoul (rt->key + 28, NULL, 16);
   snprintf (rt->lines[0], sizeof rt->lines[0], "x-idempotency-key: %s", rt->key);
 }
 

@@ -7,6 +7,7 @@
 #include "backoff.h"
 #include "http_body.h"
 #include "monotonic_ms.h"
+#include "random_id.h"
 #include "xprintf.h"
 
 #include <ctype.h>
@@ -15,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -95,19 +95,7 @@ modal_gateway_origin (const struct modal_gateway *g)
 void
 modal_gateway_uuid (char buf[37])
 {
-  unsigned char r[16];
-  if (getrandom (r, sizeof r, 0) != sizeof r)
-    {
-      /* no entropy source: time and pid, still unique enough per host */
-      long long t = monotonic_ms ();
-      for (size_t i = 0; i < sizeof r; i++)
-        r[i] = (unsigned char) ((t >> (i % 8 * 8)) ^ getpid () ^ (int) i * 37);
-    }
-  r[6] = (unsigned char) ((r[6] & 0x0f) | 0x40);
-  r[8] = (unsigned char) ((r[8] & 0x3f) | 0x80);
-  snprintf (buf, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-            r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
-            r[13], r[14], r[15]);
+  random_uuid (buf);
 }
 
 /* ---- one call ---- */

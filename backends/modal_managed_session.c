@@ -33,7 +33,6 @@
 #include <string.h>
 #include <time.h>
 #include <sys/eventfd.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,6 +42,7 @@
 #include "modal_managed_wrapper.h"
 #include "monotonic_ms.h"
 #include "sh_words.h"
+#include "random_id.h"
 #include "xprintf.h"
 
 #define POLL_FIRST_MS 20
@@ -236,22 +236,6 @@ session_lost (struct backend_session *s, char *why)
 }
 
 /* ---- a job's words ---- */
-
-static void
-random_hex (char *out, size_t bytes)
-{
-  unsigned char r[32];
-  if (bytes > sizeof r)
-    bytes = sizeof r;
-  if (getrandom (r, bytes, 0) != (ssize_t) bytes)
-    {
-      char u[37];
-      modal_gateway_uuid (u); /* its own fallback */
-      memcpy (r, u, bytes);
-    }
-  for (size_t i = 0; i < bytes; i++)
-    snprintf (out + 2 * i, 3, "%02x", r[i]);
-}
 
 /* The prelude: the working directory, the env, the argv.  sh's cd
  * exports PWD and OLDPWD: gone again, unless the env has them. */

@@ -31,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "event_queue.h"
@@ -39,6 +38,7 @@
 #include "modal_wrapper.h"
 #include "monotonic_ms.h"
 #include "protobuf_wire.h"
+#include "random_id.h"
 #include "sh_words.h"
 #include "xprintf.h"
 
@@ -54,7 +54,6 @@
 #define RETRY_MAX_MS 2000
 
 struct md_job;
-static void random_hex (char *out, size_t bytes);
 
 /* One of a command's output streams (TaskExecStdioRead). */
 struct md_stream {
@@ -697,13 +696,7 @@ static int
 send_signal (struct backend_session *s, struct md_job *j, int sig)
 {
   char exec_id[37], num[16];
-  unsigned char r[16];
-  if (getrandom (r, sizeof r, 0) != sizeof r)
-    memset (r, 0, sizeof r);
-  snprintf (exec_id, sizeof exec_id,
-            "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", r[0], r[1],
-            r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[13], r[14],
-            r[15]);
+  random_uuid (exec_id);
   snprintf (num, sizeof num, "%d", sig);
   char *args[] = { "sh", "-c", (char *) MODAL_WRAPPER, "airlock-modal", "kill", j->name, num,
                    NULL };
@@ -848,10 +841,8 @@ renew_lease (struct backend_session *s, long long now)
 {
   if (!s->lease_secs || now < s->lease_due)
     return;
-  char hex[33], exec_id[37];
-  random_hex (hex, 16);
-  snprintf (exec_id, sizeof exec_id, "%.8s-%.4s-4%.3s-a%.3s-%.12s", hex, hex + 8, hex + 13,
-            hex + 17, hex + 20);
+  char exec_id[37];
+  random_uuid (exec_id);
   char *args[] = { "touch", MODAL_LEASE_FILE, NULL };
   if (exec_start (s, NULL, exec_id, args, 30, false) < 0)
     fprintf (stderr, "airlock: session %s: the Modal sandbox's lease was not renewed this "
@@ -955,16 +946,6 @@ find_job (struct backend_session *s, uint32_t id)
   return NULL;
 }
 
-static void
-random_hex (char *out, size_t bytes)
-{
-  unsigned char r[32];
-  if (bytes > sizeof r || getrandom (r, bytes, 0) != (ssize_t) bytes)
-    memset (r, 0, sizeof r);
-  for (size_t i = 0; i < bytes; i++)
-    sprintf (out + 2 * i, "%02x", r[i]);
-}
-
 static int
 md_spawn (struct backend_session *s, const struct backend_spawn *sp, char **err)
 {
@@ -980,10 +961,7 @@ md_spawn (struct backend_session *s, const struct backend_spawn *sp, char **err)
   j->id = sp->job;
   j->stdin_pipe = sp->stdin_pipe;
   snprintf (j->name, sizeof j->name, "airlock-%s-%u", s->token, sp->job);
-  char hex[33];
-  random_hex (hex, 16);
-  snprintf (j->exec_id, sizeof j->exec_id, "%.8s-%.4s-4%.3s-a%.3s-%.12s", hex, hex + 8,
-            hex + 13, hex + 17, hex + 20);
+  random_uuid (j->exec_id);
   random_hex (j->marker, 16);
   for (int i = 0; i < 2; i++)
     {
@@ -1268,10 +1246,7 @@ static char *
 first_cwd (struct backend_session *s, char **err)
 {
   struct md_job j = { .forgotten = true, .reported = true }; /* no events */
-  char hex[33];
-  random_hex (hex, 16);
-  snprintf (j.exec_id, sizeof j.exec_id, "%.8s-%.4s-4%.3s-a%.3s-%.12s", hex, hex + 8,
-            hex + 13, hex + 17, hex + 20);
+  random_uuid (j.exec_id);
   char *args[] = { "sh", "-c", "cd 2>/dev/null; pwd -P", NULL };
   struct grpc_result res = { 0 };
   struct collect c = { .len = 0 };
