@@ -26,6 +26,7 @@
 #include "config.h"
 #include "mcp_tools.h"
 #include "random_id.h"
+#include "xprintf.h"
 
 #define LATEST_PROTOCOL "2025-11-25"
 #define MAX_MESSAGE (16u << 20)       /* a client's line; uploads are base64 */
@@ -124,11 +125,9 @@ reply (const cJSON *id, cJSON *result)
 static void
 reply_error (const cJSON *id, int code, const char *fmt, ...)
 {
-  char *msg = NULL;
   va_list ap;
   va_start (ap, fmt);
-  if (vasprintf (&msg, fmt, ap) < 0)
-    msg = NULL;
+  char *msg = vxprintf (fmt, ap);
   va_end (ap);
   cJSON *m = rpc (id);
   cJSON *e = cJSON_AddObjectToObject (m, "error");
@@ -215,19 +214,16 @@ finish (struct call *c, cJSON *structured, char *text, cJSON *more_content)
 static void
 finish_error (struct call *c, const char *code, const char *fmt, ...)
 {
-  char *msg = NULL;
   va_list ap;
   va_start (ap, fmt);
-  if (vasprintf (&msg, fmt, ap) < 0)
-    msg = NULL;
+  char *msg = vxprintf (fmt, ap);
   va_end (ap);
   if (!c->cancelled)
     {
       cJSON *r = cJSON_CreateObject ();
       cJSON *t = cJSON_CreateObject ();
       char *text = NULL;
-      if (asprintf (&text, "%s: %s", code, msg ? msg : "failed") < 0)
-        text = NULL;
+      text = xprintf ("%s: %s", code, msg ? msg : "failed");
       cJSON_AddStringToObject (t, "type", "text");
       cJSON_AddStringToObject (t, "text", text ? text : code);
       free (text);
@@ -447,13 +443,12 @@ ask_person (struct call *c, const cJSON *m)
         snprintf (rules + strlen (rules), sizeof rules - strlen (rules), "\n  - %s (%s)",
                   desc->valuestring, rid->valuestring);
     }
-  char *text = NULL;
-  if (asprintf (&text,
-                "airlock: the agent wants to run this command in session \"%s\":\n\n  %s\n\n"
-                "It needs your approval:%s\n\nAllow it once, for the rest of the session, "
-                "always (added to your allowlist), or deny it?",
-                arg_string (c, "session"), cJSON_IsString (cmd) ? cmd->valuestring : "?", rules)
-      < 0)
+  char *text = xprintf ("airlock: the agent wants to run this command in session \"%s\":\n\n"
+                        "  %s\n\nIt needs your approval:%s\n\nAllow it once, for the rest of "
+                        "the session, always (added to your allowlist), or deny it?",
+                        arg_string (c, "session"), cJSON_IsString (cmd) ? cmd->valuestring : "?",
+                        rules);
+  if (!text)
     return;
   struct elicit *e = calloc (1, sizeof *e);
   if (!e)
@@ -543,8 +538,8 @@ exec_result (struct call *c, const cJSON *m)
   cJSON *link = NULL;
   char *uri = NULL;
   if (cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (m, "truncated"))
-      && asprintf (&uri, "airlock://sessions/%s/jobs/%ld/output", arg_string (c, "session"),
-                   c->job) >= 0)
+      && (uri = xprintf ("airlock://sessions/%s/jobs/%ld/output", arg_string (c, "session"),
+                         c->job)))
     {
       cJSON_AddStringToObject (o, "output_uri", uri);
       remember (&srv.offered, &srv.noffered, uri);
@@ -561,16 +556,14 @@ exec_result (struct call *c, const cJSON *m)
   char *text = NULL, num[32] = "none";
   if (cJSON_IsNumber (code))
     snprintf (num, sizeof num, "%d", code->valueint);
-  if (asprintf (&text, "exit code %s (%s) in %s\n--- stdout ---\n%s\n--- stderr ---\n%s%s%s%s",
+  text = xprintf ("exit code %s (%s) in %s\n--- stdout ---\n%s\n--- stderr ---\n%s%s%s%s",
                 num,
                 cJSON_IsString (cause) ? cause->valuestring : "?",
                 cJSON_IsString (dir) ? dir->valuestring : "?",
                 cJSON_IsString (out) ? out->valuestring : "",
                 cJSON_IsString (err) ? err->valuestring : "",
                 uri ? "\n[output cut: all of it is the resource " : "", uri ? uri : "",
-                uri ? "]" : "")
-      < 0)
-    text = NULL;
+                uri ? "]" : "");
   free (uri);
   finish (c, o, text, link);
 }
@@ -629,11 +622,10 @@ exec_message (struct call *c, const cJSON *m)
       cJSON_AddBoolToObject (o, "background", true);
       copy_field (o, m, "posture", NULL);
       const cJSON *j = cJSON_GetObjectItemCaseSensitive (m, "job");
-      char *text = NULL;
-      if (asprintf (&text, "started background job %d; read its output with job_output",
-                    cJSON_IsNumber (j) ? j->valueint : 0) < 0)
-        text = NULL;
-      finish (c, o, text, NULL);
+      finish (c, o,
+              xprintf ("started background job %d; read its output with job_output",
+                       cJSON_IsNumber (j) ? j->valueint : 0),
+              NULL);
     }
 }
 
@@ -659,16 +651,12 @@ job_text (const cJSON *o)
   const cJSON *code = cJSON_GetObjectItemCaseSensitive (o, "exit_code");
   const cJSON *d = cJSON_GetObjectItemCaseSensitive (o, "data");
   const cJSON *next = cJSON_GetObjectItemCaseSensitive (o, "next_offset");
-  char *text = NULL;
   char num[32] = "none";
   if (cJSON_IsNumber (code))
     snprintf (num, sizeof num, "%d", code->valueint);
-  if (asprintf (&text, "job %s, exit code %s%s%.0f%s%s",
-                cJSON_IsString (st) ? st->valuestring : "?", num,
-                next ? ", next_offset " : "", next ? next->valuedouble : 0,
-                d ? "\n" : "", cJSON_IsString (d) ? d->valuestring : "") < 0)
-    return NULL;
-  return text;
+  return xprintf ("job %s, exit code %s%s%.0f%s%s", cJSON_IsString (st) ? st->valuestring : "?",
+                  num, next ? ", next_offset " : "", next ? next->valuedouble : 0, d ? "\n" : "",
+                  cJSON_IsString (d) ? d->valuestring : "");
 }
 
 static void
@@ -754,13 +742,12 @@ tool_message (struct call *c, const cJSON *m)
       copy_field (o, m, "warnings", NULL);
       const cJSON *be = cJSON_GetObjectItemCaseSensitive (m, "backend");
       const cJSON *dir = cJSON_GetObjectItemCaseSensitive (m, "cwd");
-      if (asprintf (&text, "session %s open: %s backend, in %s; dangerous commands: %s",
-                    session, cJSON_IsString (be) ? be->valuestring : "?",
-                    cJSON_IsString (dir) ? dir->valuestring : "?",
-                    !strcmp (srv.mode, "approve")  ? "allowed (approve mode)"
-                    : !strcmp (srv.mode, "deny") ? "refused (nobody can approve them here)"
-                                                 : "a person is asked") < 0)
-        text = NULL;
+      text = xprintf ("session %s open: %s backend, in %s; dangerous commands: %s", session,
+                      cJSON_IsString (be) ? be->valuestring : "?",
+                      cJSON_IsString (dir) ? dir->valuestring : "?",
+                      !strcmp (srv.mode, "approve")  ? "allowed (approve mode)"
+                      : !strcmp (srv.mode, "deny") ? "refused (nobody can approve them here)"
+                                                   : "a person is asked");
     }
   else if (!strcmp (name, "close_session"))
     {
@@ -768,8 +755,7 @@ tool_message (struct call *c, const cJSON *m)
       o = cJSON_CreateObject ();
       cJSON_AddStringToObject (o, "session", session);
       cJSON_AddBoolToObject (o, "closed", true);
-      if (asprintf (&text, "session %s closed", session) < 0)
-        text = NULL;
+      text = xprintf ("session %s closed", session);
     }
   else if (!strcmp (name, "list_sessions"))
     {
@@ -830,10 +816,9 @@ tool_message (struct call *c, const cJSON *m)
       const char *data = arg_string (c, "data");
       cJSON_AddNumberToObject (o, "bytes", data ? (double) strlen (data) : 0);
       cJSON_AddBoolToObject (o, "eof", cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (c->args, "eof")));
-      if (asprintf (&text, "%zu bytes written%s", data ? strlen (data) : 0,
+      text = xprintf ("%zu bytes written%s", data ? strlen (data) : 0,
                     cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (c->args, "eof"))
-                        ? ", stdin closed" : "") < 0)
-        text = NULL;
+                        ? ", stdin closed" : "");
     }
   else /* upload, download */
     {

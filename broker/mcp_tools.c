@@ -5,6 +5,7 @@
  * agent can read and fix, never a default silently used. */
 #define _GNU_SOURCE
 #include "mcp_tools.h"
+#include "xprintf.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -184,9 +185,8 @@ check (const cJSON *schema, const cJSON *v, const char *where)
   char *err = NULL;
   const cJSON *type = cJSON_GetObjectItemCaseSensitive (schema, "type");
   if (cJSON_IsString (type) && !has_type (v, type->valuestring))
-    return asprintf (&err, "%s must be %s %s", where,
-                     strchr ("aeiou", type->valuestring[0]) ? "an" : "a", type->valuestring)
-               < 0 ? NULL : err;
+    return xprintf ("%s must be %s %s", where,
+                     strchr ("aeiou", type->valuestring[0]) ? "an" : "a", type->valuestring);
   const cJSON *e, *en = cJSON_GetObjectItemCaseSensitive (schema, "enum");
   if (en && cJSON_IsString (v))
     {
@@ -198,7 +198,7 @@ check (const cJSON *schema, const cJSON *v, const char *where)
           cJSON_ArrayForEach (e, en)
             snprintf (list + strlen (list), sizeof list - strlen (list), "%s%s",
                       *list ? ", " : "", e->valuestring);
-          return asprintf (&err, "%s must be one of %s", where, list) < 0 ? NULL : err;
+          return xprintf ("%s must be one of %s", where, list);
         }
     }
   const cJSON *min = cJSON_GetObjectItemCaseSensitive (schema, "minimum");
@@ -207,17 +207,17 @@ check (const cJSON *schema, const cJSON *v, const char *where)
   if (cJSON_IsNumber (v)
       && ((min && v->valuedouble < min->valuedouble) || (xmin && v->valuedouble <= xmin->valuedouble)
           || (max && v->valuedouble > max->valuedouble)))
-    return asprintf (&err, "%s is out of range (%s%g to %g)", where, xmin ? "more than " : "",
+    return xprintf ("%s is out of range (%s%g to %g)", where, xmin ? "more than " : "",
                      min ? min->valuedouble : xmin ? xmin->valuedouble : -INFINITY,
-                     max ? max->valuedouble : INFINITY) < 0 ? NULL : err;
+                     max ? max->valuedouble : INFINITY);
   if (!cJSON_IsObject (v))
     return NULL;
   const cJSON *props = cJSON_GetObjectItemCaseSensitive (schema, "properties");
   const cJSON *extra = cJSON_GetObjectItemCaseSensitive (schema, "additionalProperties");
   cJSON_ArrayForEach (e, v)
     {
-      char *sub = NULL;
-      if (asprintf (&sub, "%s.%s", where, e->string) < 0)
+      char *sub = xprintf ("%s.%s", where, e->string);
+      if (!sub)
         return NULL;
       const cJSON *ps = cJSON_GetObjectItemCaseSensitive (props, e->string);
       if (!ps && cJSON_IsFalse (extra))
@@ -227,9 +227,7 @@ check (const cJSON *schema, const cJSON *v, const char *where)
           cJSON_ArrayForEach (p, props)
             snprintf (list + strlen (list), sizeof list - strlen (list), "%s%s",
                       *list ? ", " : "", p->string);
-          if (asprintf (&err, "unknown field %s (%s takes: %s)", sub, where,
-                        *list ? list : "none") < 0)
-            err = NULL;
+          err = xprintf ("unknown field %s (%s takes: %s)", sub, where, *list ? list : "none");
         }
       else if (ps || cJSON_IsObject (extra))
         err = check (ps ? ps : extra, e, sub);
@@ -240,7 +238,7 @@ check (const cJSON *schema, const cJSON *v, const char *where)
   const cJSON *r;
   cJSON_ArrayForEach (r, cJSON_GetObjectItemCaseSensitive (schema, "required"))
     if (cJSON_IsString (r) && !cJSON_GetObjectItemCaseSensitive (v, r->valuestring))
-      return asprintf (&err, "%s.%s is required", where, r->valuestring) < 0 ? NULL : err;
+      return xprintf ("%s.%s is required", where, r->valuestring);
   return NULL;
 }
 
