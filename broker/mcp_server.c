@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "approval_client.h"
@@ -80,6 +81,8 @@ static struct {
   size_t nopened;
   char **offered;
   size_t noffered;
+  char **roots; /* --files-root: the host directories an agent may name */
+  size_t nroots;
 } srv;
 
 /* ---- writing to the client ---- */
@@ -342,6 +345,72 @@ effective_backend (const cJSON *open)
   return srv.cfg ? config_string (srv.cfg, "backend") : "local";
 }
 
+/* Host paths the agent names (a session's workdir, an upload's source, a
+ * download's dest) must lie under a --files-root: the agent drives the
+ * sandbox, and must not reach the rest of the host through them.  The
+ * resolved path (malloc'd) is what goes to the daemon, which writes
+ * nothing through a symlink; NULL with *why. */
+static char *
+under_roots (const char *path, bool may_be_new, char **why)
+{
+  if (path[0] != '/')
+    return *why = xprintf ("%s: not an absolute path", path), NULL;
+  char *real = realpath (path, NULL);
+  int e = errno;
+  if (!real && e == ENOENT && may_be_new)
+    {
+      char *copy = strdup (path);
+      char *slash = copy ? strrchr (copy, '/') : NULL;
+      const char *base = slash ? slash + 1 : "";
+      if (slash)
+        *slash = '\0';
+      char *parent = slash ? realpath (*copy ? copy : "/", NULL) : NULL;
+      e = errno;
+      if (parent && *base && strcmp (base, ".") && strcmp (base, ".."))
+        real = xprintf ("%s/%s", strcmp (parent, "/") ? parent : "", base);
+      free (parent);
+      free (copy);
+    }
+  if (!real)
+    return *why = xprintf ("%s: %s", path, strerror (e)), NULL;
+  char list[1024] = "";
+  for (size_t i = 0; i < srv.nroots; i++)
+    {
+      size_t n = strlen (srv.roots[i]);
+      if (!strcmp (srv.roots[i], "/")
+          || (!strncmp (real, srv.roots[i], n) && (real[n] == '/' || !real[n])))
+        return real;
+      snprintf (list + strlen (list), sizeof list - strlen (list), "%s%s", *list ? ", " : "",
+                srv.roots[i]);
+    }
+  *why = xprintf ("%s is outside the host directories this MCP server lets an agent name (%s); "
+                  "the person who configured it may add one with --files-root DIR",
+                  path, list);
+  free (real);
+  return NULL;
+}
+
+/* Replace the host path field key of req by its resolved form, if
+ * allowed; false (the call ended) when not. */
+static bool
+check_host_path (struct call *c, cJSON *req, const char *key, bool may_be_new)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive (req, key);
+  if (!cJSON_IsString (v))
+    return true;
+  char *why = NULL, *real = under_roots (v->valuestring, may_be_new, &why);
+  if (!real)
+    {
+      cJSON_Delete (req);
+      finish_error (c, "refused", "%s %s", key, why ? why : "refused");
+      free (why);
+      return false;
+    }
+  cJSON_ReplaceItemInObjectCaseSensitive (req, key, cJSON_CreateString (real));
+  free (real);
+  return true;
+}
+
 static void
 start_tool (struct call *c)
 {
@@ -356,6 +425,9 @@ start_tool (struct call *c)
           cJSON_AddItemToObject (req, d->string, cJSON_Duplicate (d, true));
       cJSON_ArrayForEach (d, c->args)
         cJSON_AddItemToObject (req, d->string, cJSON_Duplicate (d, true));
+      if (cJSON_GetObjectItemCaseSensitive (c->args, "workdir")
+          && !check_host_path (c, req, "workdir", false))
+        return;
       const char *be = effective_backend (req);
       char cwd[4096];
       if (!cJSON_GetObjectItemCaseSensitive (req, "workdir") && strcmp (be, "ssh")
@@ -415,6 +487,8 @@ start_tool (struct call *c)
       cJSON_ArrayForEach (a, c->args)
         if (strcmp (a->string, "session"))
           cJSON_AddItemToObject (req, a->string, cJSON_Duplicate (a, true));
+      if (!check_host_path (c, req, "source", false) || !check_host_path (c, req, "dest", true))
+        return;
     }
   daemon_request (c, req);
 }
@@ -1077,7 +1151,7 @@ close_opened (void)
 
 static const char mcp_usage[]
     = "Usage: airlock mcp [--approval MODE] [--client-id NAME] [--share]\n"
-      "                   [--session-defaults JSON]\n"
+      "                   [--session-defaults JSON] [--files-root DIR]...\n"
       "An MCP server on stdin/stdout (JSON-RPC 2.0, one message per line) with the\n"
       "tools open_session, close_session, list_sessions, exec, job_output, job_stdin,\n"
       "job_kill, upload and download.  For an MCP client's configuration.\n"
@@ -1090,7 +1164,30 @@ static const char mcp_usage[]
       "  --share           sessions it opens may be used by other clients\n"
       "  --session-defaults JSON  settings for every open_session, as the API's open\n"
       "                    takes them: {\"backend\":\"docker\",\"workdir\":\"/src\",...}\n"
+      "  --files-root DIR  a host directory the agent may name as a session's workdir,\n"
+      "                    an upload's source or a download's dest (repeatable;\n"
+      "                    default: the defaults' workdir, else the working directory)\n"
       "See docs/mcp.md.\n";
+
+static bool
+add_root (const char *dir, const char *what)
+{
+  char *real = realpath (dir, NULL);
+  struct stat st;
+  if (!real || stat (real, &st) < 0 || !S_ISDIR (st.st_mode))
+    {
+      fprintf (stderr, "airlock mcp: %s %s: %s\n", what, dir,
+               real ? "not a directory" : strerror (errno));
+      free (real);
+      return false;
+    }
+  char **p = realloc (srv.roots, (srv.nroots + 1) * sizeof *p);
+  if (!p)
+    return free (real), false;
+  srv.roots = p;
+  srv.roots[srv.nroots++] = real;
+  return true;
+}
 
 static int
 parse_options (int argc, char **argv)
@@ -1099,6 +1196,7 @@ parse_options (int argc, char **argv)
                                         { "client-id", required_argument, NULL, 'c' },
                                         { "share", no_argument, NULL, 's' },
                                         { "session-defaults", required_argument, NULL, 'd' },
+                                        { "files-root", required_argument, NULL, 'r' },
                                         { "help", no_argument, NULL, 'h' },
                                         { NULL, 0, NULL, 0 } };
   static const char *const open_keys[] = { "workdir", "backend", "image", "host", "network",
@@ -1153,6 +1251,10 @@ parse_options (int argc, char **argv)
               }
           }
         break;
+      case 'r':
+        if (!add_root (optarg, "--files-root"))
+          return 2;
+        break;
       case 'h':
         fputs (mcp_usage, stdout);
         return 0;
@@ -1165,6 +1267,14 @@ parse_options (int argc, char **argv)
       fprintf (stderr, "airlock mcp: unexpected argument \"%s\"\n%s", argv[optind], mcp_usage);
       return 2;
     }
+  /* The sessions' default workdir is shared with them anyway; without
+   * any root, the server's working directory. */
+  const cJSON *w = cJSON_GetObjectItemCaseSensitive (srv.defaults, "workdir");
+  if (cJSON_IsString (w) && !add_root (w->valuestring, "--session-defaults' workdir"))
+    return 2;
+  char cwd[4096];
+  if (!srv.nroots && (!getcwd (cwd, sizeof cwd) || !add_root (cwd, "the working directory")))
+    return 2;
   return -1;
 }
 

@@ -30,13 +30,13 @@ static const struct mcp_tool tools[] = {
     "Sends progress while a slow backend starts.",
     "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"session\"],"
     "\"properties\":{" SESSION ","
-    "\"workdir\":{\"type\":\"string\",\"description\":\"absolute host directory the sandbox shares "
-    "(default: the server's --session-defaults, else its working directory)\"},"
+    "\"workdir\":{\"type\":\"string\",\"description\":\"absolute host directory the sandbox shares, "
+    "under the server's --files-root (default: the server's --session-defaults, else its working "
+    "directory)\"},"
     "\"backend\":{\"type\":\"string\",\"enum\":[\"local\",\"docker\",\"ssh\",\"singularity\","
     "\"daytona\",\"modal\"]},"
     "\"image\":{\"type\":\"string\",\"description\":\"the backend's image (docker, singularity, "
     "daytona, modal)\"},"
-    "\"host\":{\"type\":\"string\",\"description\":\"ssh: [USER@]HOST[:PORT]\"},"
     "\"memory\":{\"type\":\"string\",\"description\":\"memory limit, like 512M or 2G\"},"
     "\"idle_timeout\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":2592000,"
     "\"description\":\"seconds the session may stay idle\"},"
@@ -112,8 +112,9 @@ static const struct mcp_tool tools[] = {
     "\"integer\"}," JOB_STATE "}}" },
 
   { "upload", "Copy a file into a session",
-    "Put a host file or directory (source: absolute host path) or inline bytes (data: base64) "
-    "at path in the sandbox (relative to the session's directory; only its workdir and /tmp).",
+    "Put a host file or directory (source: absolute host path under the server's --files-root) "
+    "or inline bytes (data: base64) at path in the sandbox (relative to the session's "
+    "directory; only its workdir and /tmp).",
     "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"session\",\"path\"],"
     "\"properties\":{" SESSION ",\"path\":{\"type\":\"string\"},\"source\":{\"type\":\"string\"},"
     "\"data\":{\"type\":\"string\",\"contentEncoding\":\"base64\"},\"mode\":{\"type\":\"string\","
@@ -122,8 +123,9 @@ static const struct mcp_tool tools[] = {
     "{\"type\":\"string\"},\"files\":{\"type\":\"integer\"},\"bytes\":{\"type\":\"integer\"}}}" },
 
   { "download", "Copy a file out of a session",
-    "Get a file or directory of the sandbox: to dest (an absolute host path that does not "
-    "exist), or without dest one file of at most 1 MiB inline as base64.",
+    "Get a file or directory of the sandbox: to dest (an absolute host path under the server's "
+    "--files-root that does not exist), or without dest one file of at most 1 MiB inline as "
+    "base64.",
     "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"session\",\"path\"],"
     "\"properties\":{" SESSION ",\"path\":{\"type\":\"string\"},\"dest\":{\"type\":\"string\"}}}",
     "{\"type\":\"object\",\"required\":[\"files\",\"bytes\"],\"properties\":{\"files\":{\"type\":"
