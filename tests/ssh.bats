@@ -320,13 +320,28 @@ counter_complete () {
   al session open s
   # What the session itself keeps there (its shell state, say), once.
   al exec s -- true
+  # The remote removes a job's directory once our acknowledgment of its exit status arrives, so a
+  # moment after `exec` returned: wait (bounded) until no job directory (SESSION-JOB) is left.
+  no_job_dirs() {
+    local i
+    for i in $(seq 100); do
+      [ -z "$(find "$SSH_HOME/.airlock" -mindepth 1 -maxdepth 1 -name '*-[0-9]*' 2>/dev/null)" ] && return 0
+      sleep 0.1
+    done
+    find "$SSH_HOME/.airlock"; false
+  }
+  no_job_dirs
   before=$(find "$SSH_HOME/.airlock" -mindepth 1 2>/dev/null | sort)
   for i in 1 2 3; do
     run al exec s -- "echo $i; echo err >&2; exit $i"
     [ "$status" -eq "$i" ]
   done
   run al exec s --background -- 'echo bg'
-  sleep 2
+  [ "$status" -eq 0 ]
+  # the background job's directory comes and goes after its id is printed
+  run api '{"op":"job_wait","session":"s","job":'"${lines[${#lines[@]}-1]}"',"timeout":30}'
+  [ "$(field state)" = exited ]
+  no_job_dirs
   after=$(find "$SSH_HOME/.airlock" -mindepth 1 2>/dev/null | sort)
   diff <(echo "$before") <(echo "$after")
   al session close s
