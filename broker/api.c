@@ -658,6 +658,7 @@ op_close (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
 {
   bool bad = false;
   const char *name = want_string (c, req, id, "session", true, &bad);
+  bool force = !bad && want_bool (c, req, id, "force", &bad);
   if (bad)
     return;
   struct dsession *s = daemon_find (d, name);
@@ -665,7 +666,7 @@ op_close (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
     daemon_forget_lost (d, name);
   else if (!s)
     return send_error (c, id, "no_session", "no session \"%s\"", name);
-  else if (!owner_may_use (c, s, req, id))
+  else if (!force && !owner_may_use (c, s, req, id))
     return;
   else
     daemon_remove (d, s);
@@ -1326,7 +1327,7 @@ static const struct
   { "open", { "session", "workdir", "backend", "image", "network", "memory", "host",
               "approval", "config", "client_env", "env", "idle_timeout", "owner", "share",
               NULL } },
-  { "close", { "session", "owner", NULL } },
+  { "close", { "session", "owner", "force", NULL } },
   { "list", { "owner", NULL } },
   { "exec", { "session", "command", "cwd", "stdin", "timeout", "background", "env",
               "approval", "owner", NULL } },

@@ -394,6 +394,8 @@ session_command (int argc, char **argv)
       req = cJSON_CreateObject ();
       cJSON_AddStringToObject (req, "op", "close");
       cJSON_AddStringToObject (req, "session", argv[2]);
+      /* a person closes any of their sessions, an agent's (MCP) too */
+      cJSON_AddBoolToObject (req, "force", true);
     }
   else if (!strcmp (verb, "open") && argc >= 3 && argv[2][0] != '-')
     {

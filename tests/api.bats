@@ -330,3 +330,41 @@ write_cfg () { printf '%s\n' "$1" > "$CFG"; chown "$TEST_USER" "$CFG"; }
   cat "$T/config-show.err" >&2 || true
   [ "$output" = "$want" ]
 }
+
+@test "api: a session opened with an owner is that client's: others get not_owner unless it is shared" {
+  run api '{"id":1,"op":"open","session":"mine","workdir":"'"$WORK"'","owner":"agent-a"}' \
+          '{"id":2,"op":"exec","session":"mine","command":"echo a","owner":"agent-a"}' \
+          '{"id":3,"op":"exec","session":"mine","command":"echo b"}' \
+          '{"id":4,"op":"exec","session":"mine","command":"echo c","owner":"agent-b"}' \
+          '{"id":5,"op":"jobs","session":"mine","owner":"agent-b"}' \
+          '{"id":6,"op":"close","session":"mine","owner":"agent-b"}' \
+          '{"id":7,"op":"list","owner":"agent-a"}' '{"id":8,"op":"list"}' \
+          '{"id":9,"op":"open","session":"ours","workdir":"'"$WORK"'","owner":"agent-a","share":true}' \
+          '{"id":10,"op":"exec","session":"ours","command":"echo shared","owner":"agent-b"}' \
+          '{"id":11,"op":"list","owner":"agent-b"}' \
+          '{"id":12,"op":"open","session":"x","workdir":"'"$WORK"'","owner":""}' \
+          '{"id":13,"op":"exec","session":"mine","command":"true","owner":7}'
+  echo "$output"
+  [ "$(field_of 2 stdout)" = a ]
+  [ "$(field_of 3 error.code)" = not_owner ]
+  [[ "$(field_of 3 error.message)" == *'session "mine" belongs to another client'* ]]
+  [ "$(field_of 4 error.code)" = not_owner ]
+  [ "$(field_of 5 error.code)" = not_owner ]
+  [ "$(field_of 6 error.code)" = not_owner ]
+  [ "$(field_of 7 sessions.0.access)" = yours ]
+  [ "$(field_of 8 sessions.0.access)" = other ]
+  [ "$(field_of 10 stdout)" = shared ]
+  [ "$(field_of 11 sessions.0.access)" = shared ]
+  [ "$(field_of 11 sessions.1.access)" = other ]
+  [ "$(field_of 12 error.code)" = bad_request ]
+  [ "$(field_of 13 error.code)" = wrong_type ]
+  # Nothing started for the others.
+  [ -z "$(printf '%s\n' "$output" | grep -E '"id":(3|4),.*"event":"started"')" ]
+  [ -n "$(printf '%s\n' "$output" | grep -E '"id":2,.*"event":"started"')" ]
+  # A person closes any session of theirs (the CLI forces it).
+  run al session close mine
+  [ "$status" -eq 0 ]
+  run api '{"id":1,"op":"list"}'
+  [[ "$output" != *'"session":"mine"'* ]]
+  al session close ours
+}
