@@ -23,6 +23,7 @@ static const char usage[]
       "  shell SESSION             type commands into a session\n"
       "  cp SRC S:DST, cp S:SRC DST  copy files into or out of session S\n"
       "  serve                     the JSON-lines API on stdin/stdout\n"
+      "  mcp                       an MCP server on stdin/stdout, for agents\n"
       "  policy check -- COMMAND   what the approval gate decides, and why\n"
       "  config show               the effective settings and their origins\n"
       "  cache ls|prune|fetch      the SIF cache of the singularity backend\n"
@@ -57,6 +58,8 @@ main (int argc, char **argv)
     return shell_command (argc - 1, argv + 1);
   if (!strcmp (argv[1], "serve"))
     return serve_command (argc - 1, argv + 1);
+  if (!strcmp (argv[1], "mcp"))
+    return mcp_command (argc - 1, argv + 1);
   if (!strcmp (argv[1], "policy"))
     return exec_daemon_program (argv, 2);
   if (!strcmp (argv[1], "config"))

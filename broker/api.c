@@ -233,6 +233,25 @@ posture_json (const struct dsession *s, enum gate_mode mode)
   return o;
 }
 
+/* Whether the request may use session s: it has no owner, it is shared,
+ * or the request carries its owner (an error is sent when not). */
+static bool
+owner_may_use (struct client *c, const struct dsession *s, const cJSON *req, const cJSON *id)
+{
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive (req, "owner");
+  if (o && !cJSON_IsString (o))
+    {
+      send_error (c, id, "wrong_type", "field \"owner\" must be a string");
+      return false;
+    }
+  if (!s->owner || s->shared || (o && !strcmp (o->valuestring, s->owner)))
+    return true;
+  send_error (c, id, "not_owner",
+              "session \"%s\" belongs to another client, which opened it unshared: "
+              "open a session of your own (or have its owner open it shared)", s->name);
+  return false;
+}
+
 struct dsession *
 want_session (struct daemon *d, struct client *c, const cJSON *req,
               const cJSON *id, bool *bad)
@@ -247,6 +266,8 @@ want_session (struct daemon *d, struct client *c, const cJSON *req,
                 "and open it again", name);
   else if (!s)
     send_error (c, id, "no_session", "no session \"%s\" (open it first)", name);
+  else if (!owner_may_use (c, s, req, id))
+    s = NULL;
   if (!s)
     *bad = true;
   return s;
@@ -450,6 +471,7 @@ free_dsession (struct dsession *ds)
   config_free (ds->cfg);
   free (ds->config_hash);
   free (ds->name);
+  free (ds->owner);
   free (ds->backend);
   free (ds);
 }
@@ -466,8 +488,13 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
   const char *approval = bad ? NULL : want_string (c, req, id, "approval", false, &bad);
   double idle = bad ? 0 : want_number (c, req, id, "idle_timeout", 0, 1, 30 * 86400.0, &bad);
   char **env = bad ? NULL : want_env (c, req, id, &bad);
+  const char *owner = bad ? NULL : want_string (c, req, id, "owner", false, &bad);
+  bool share = !bad && want_bool (c, req, id, "share", &bad);
   if (bad)
-    return;
+    {
+      config_env_free (env);
+      return;
+    }
   struct dsession *ds = NULL;
   struct session *s = NULL;
   char *real = NULL, *err = NULL;
@@ -482,6 +509,11 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
     {
       send_error (c, id, "bad_request",
                   "session names are 1-64 letters, digits, '-', '_' or '.'");
+      goto out;
+    }
+  if (owner && (!*owner || strlen (owner) > 128))
+    {
+      send_error (c, id, "bad_request", "an owner is 1 to 128 characters");
       goto out;
     }
   if (daemon_find (d, name))
@@ -519,6 +551,8 @@ op_open (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
   if (!approval)
     mode = (int) approval_default_mode (ds->cfg, false);
   ds->name = strdup (name);
+  ds->owner = owner ? strdup (owner) : NULL;
+  ds->shared = share;
   ds->backend = strdup (config_string (ds->cfg, "backend"));
   ds->config_hash = config_hash (ds->cfg);
   struct api_progress prog = { c, id };
@@ -631,14 +665,20 @@ op_close (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
     daemon_forget_lost (d, name);
   else if (!s)
     return send_error (c, id, "no_session", "no session \"%s\"", name);
+  else if (!owner_may_use (c, s, req, id))
+    return;
   else
     daemon_remove (d, s);
   client_send (c, reply (id, true));
 }
 
 static void
-op_list (struct daemon *d, struct client *c, const cJSON *id)
+op_list (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id)
 {
+  bool bad = false;
+  const char *owner = want_string (c, req, id, "owner", false, &bad);
+  if (bad)
+    return;
   cJSON *r = reply (id, true);
   cJSON *arr = cJSON_AddArrayToObject (r, "sessions");
   long long now = session_now_ms ();
@@ -654,6 +694,10 @@ op_list (struct daemon *d, struct client *c, const cJSON *id)
       cJSON_AddNumberToObject (o, "jobs", (double) session_jobs (s->s, jobs, 256));
       cJSON_AddStringToObject (o, "config_hash", s->config_hash);
       cJSON_AddItemToObject (o, "posture", posture_json (s, s->mode));
+      cJSON_AddStringToObject (o, "access", !s->owner                                  ? "open"
+                                            : owner && !strcmp (owner, s->owner) ? "yours"
+                                            : s->shared                          ? "shared"
+                                                                                 : "other");
       cJSON_AddItemToArray (arr, o);
     }
   for (size_t i = 0; i < d->nlost; i++)
@@ -1274,28 +1318,29 @@ run_queue (struct session *sess)
 static const struct
 {
   const char *op;
-  const char *const fields[14];
+  const char *const fields[16];
 } op_fields[] = {
   { "ping", { NULL } },
   { "status", { NULL } },
   { "shutdown", { NULL } },
   { "open", { "session", "workdir", "backend", "image", "network", "memory", "host",
-              "approval", "config", "client_env", "env", "idle_timeout", NULL } },
-  { "close", { "session", NULL } },
-  { "list", { NULL } },
+              "approval", "config", "client_env", "env", "idle_timeout", "owner", "share",
+              NULL } },
+  { "close", { "session", "owner", NULL } },
+  { "list", { "owner", NULL } },
   { "exec", { "session", "command", "cwd", "stdin", "timeout", "background", "env",
-              "approval", NULL } },
+              "approval", "owner", NULL } },
   { "answer", { "approval", "answer", NULL } },
   { "judge", { "command", "approval", "answer", "client_env", NULL } },
-  { "interrupt", { "session", NULL } },
-  { "jobs", { "session", NULL } },
-  { "job_output", { "session", "job", "offset", NULL } },
-  { "job_stdin", { "session", "job", "data", "eof", NULL } },
-  { "job_wait", { "session", "job", "timeout", NULL } },
-  { "kill", { "session", "job", NULL } },
-  { "attach", { "session", "job", "offset", NULL } },
-  { "upload", { "session", "path", "source", "data", "mode", "timeout", NULL } },
-  { "download", { "session", "path", "dest", "timeout", NULL } },
+  { "interrupt", { "session", "owner", NULL } },
+  { "jobs", { "session", "owner", NULL } },
+  { "job_output", { "session", "job", "offset", "owner", NULL } },
+  { "job_stdin", { "session", "job", "data", "eof", "owner", NULL } },
+  { "job_wait", { "session", "job", "timeout", "owner", NULL } },
+  { "kill", { "session", "job", "owner", NULL } },
+  { "attach", { "session", "job", "offset", "owner", NULL } },
+  { "upload", { "session", "path", "source", "data", "mode", "timeout", "owner", NULL } },
+  { "download", { "session", "path", "dest", "timeout", "owner", NULL } },
   { "cache", { "action", "image", "all", "client_env", NULL } },
 };
 
@@ -1404,7 +1449,7 @@ api_handle (struct daemon *d, struct client *c, const char *line, size_t len)
   else if (!strcmp (op->valuestring, "close"))
     op_close (d, c, req, id);
   else if (!strcmp (op->valuestring, "list"))
-    op_list (d, c, id);
+    op_list (d, c, req, id);
   else if (!strcmp (op->valuestring, "exec"))
     op_exec (d, c, req, id, false);
   else if (!strcmp (op->valuestring, "answer"))

@@ -229,6 +229,12 @@ read_json (struct daemon_conn *c)
     }
 }
 
+int
+daemon_send (int fd, cJSON *req)
+{
+  return send_json (fd, req);
+}
+
 cJSON *
 daemon_read (struct daemon_conn *c)
 {

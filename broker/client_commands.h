@@ -23,6 +23,8 @@ cJSON *daemon_call (struct daemon_conn *c, cJSON *req);
 /* The next message (an event, or the answer after them); NULL when the
  * daemon went away. */
 cJSON *daemon_read (struct daemon_conn *c);
+/* Send req (taken) without waiting for its answer: 0, or -1. */
+int daemon_send (int fd, cJSON *req);
 
 /* Say the error of a daemon's answer r ("airlock WHAT: message"): 1. */
 int print_error (const cJSON *r, const char *what);
@@ -37,6 +39,8 @@ int session_command (int argc, char **argv);
 int exec_command (int argc, char **argv);
 int shell_command (int argc, char **argv);
 int serve_command (int argc, char **argv);
+/* airlock mcp: the tools over the Model Context Protocol (mcp_server.c) */
+int mcp_command (int argc, char **argv);
 /* airlock cp SRC SESSION:DST | SESSION:SRC DST (cp_command.c) */
 int cp_command (int argc, char **argv);
 /* airlock cache ls|prune [--all]|fetch IMAGE (cache_command.c) */

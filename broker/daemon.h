@@ -33,6 +33,11 @@ struct dsession {
   bool host_access;
   enum gate_mode mode;
   struct id_set approvals;
+  /* The client that opened it with an owner (an MCP client): only requests
+   * carrying the same owner may use it, unless it was opened shared.
+   * Cooperative, not a security boundary: every client is the same user. */
+  char *owner;
+  bool shared;
   struct dsession *next;
 };
 
