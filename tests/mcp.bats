@@ -10,6 +10,7 @@
 # `airlock mcp` as the test user, as as_user runs commands.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup_file () {
   W=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
@@ -117,21 +118,23 @@ scenario () {
   }
   local home="$BATS_TEST_TMPDIR/inspector-home" # its catalog goes there
   mkdir -p "$home"
-  run env HOME="$home" timeout -k 5 120 "$MCP_INSPECTOR/node_modules/.bin/mcp-inspector" --cli \
+  # --strict: schema portability problems on stderr, exit 6 for an error.
+  run --separate-stderr env HOME="$home" timeout -k 5 120 "$MCP_INSPECTOR/node_modules/.bin/mcp-inspector" --cli \
     --method tools/list --strict -- "${MCP_CMD[@]}" mcp
   echo "$output"
+  echo "$stderr"
   [ "$status" -eq 0 ]
+  [[ "$stderr" == *"0 errors"* ]]
   printf '%s\n' "$output" | python3 -c 'import json, sys
-t = sys.stdin.read()
-names = sorted(x["name"] for x in json.loads(t[t.index("{"):t.rindex("}") + 1])["tools"])
+names = sorted(x["name"] for x in json.load(sys.stdin)["tools"])
 assert names == sorted("open_session close_session list_sessions exec job_output job_stdin job_kill upload download".split()), names'
-  run env HOME="$home" timeout -k 5 120 "$MCP_INSPECTOR/node_modules/.bin/mcp-inspector" --cli \
+  run --separate-stderr env HOME="$home" timeout -k 5 120 "$MCP_INSPECTOR/node_modules/.bin/mcp-inspector" --cli \
     --method tools/call --tool-name list_sessions -- "${MCP_CMD[@]}" mcp
   echo "$output"
+  echo "$stderr"
   [ "$status" -eq 0 ]
   printf '%s\n' "$output" | python3 -c 'import json, sys
-t = sys.stdin.read()
-r = json.loads(t[t.index("{"):t.rindex("}") + 1])
+r = json.load(sys.stdin)
 assert not r.get("isError") and r["structuredContent"] == {"sessions": []}, r'
 }
 

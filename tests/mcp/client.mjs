@@ -341,6 +341,10 @@ const scenarios = {
     check(ds.dest === dest && ds.files === 2 && ds.bytes === blob.length + 4, 'download to dest', ds);
     check(fs.readFileSync(path.join(dest, 'a.bin')).equals(blob) &&
       fs.readFileSync(path.join(dest, 'inner', 'b.txt'), 'utf8') === 'bee\n', 'the downloaded tree');
+    // An existing directory takes it under its own name, once.
+    const again = await ok(c, 'download', { session, path: 'tree', dest });
+    check(again.dest === path.join(dest, 'tree') && again.files === 2, 'download into a directory', again);
+    check(fs.readFileSync(path.join(dest, 'tree', 'inner', 'b.txt'), 'utf8') === 'bee\n', 'the tree in it');
     await fails(c, 'download', { session, path: 'tree', dest }, 'exists');
     await fails(c, 'upload', { session, path: '/etc/airlock-mcp-test', data: 'aGkK' }, 'refused');
     await c.close();
