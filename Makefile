@@ -398,8 +398,18 @@ $(BUILDDIR)/%/.installed: tests/doubles/%/package.json tests/doubles/%/package-l
 	cp $^ $(@D)/
 	cd $(@D) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
+# The official MCP clients that drive `airlock mcp` in tests/mcp.bats (the
+# TypeScript SDK, the Inspector's CLI), from tests/mcp/NAME likewise.
+MCP_CLIENTS := mcp-sdk mcp-inspector
+.PHONY: $(MCP_CLIENTS)
+$(MCP_CLIENTS): mcp-%: $(BUILDDIR)/mcp-%/.installed
+$(BUILDDIR)/mcp-%/.installed: tests/mcp/%/package.json tests/mcp/%/package-lock.json
+	@mkdir -p $(@D)
+	cp $^ $(@D)/
+	cd $(@D) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
 sdk-proofs:
-	@for p in $(SDK_PROOFS); do $(MAKE) --no-print-directory -s $(BUILDDIR)/$$p/.installed \
+	@for p in $(SDK_PROOFS) $(MCP_CLIENTS); do $(MAKE) --no-print-directory -s $(BUILDDIR)/$$p/.installed \
 	  || echo "airlock: installing the official SDK $$p failed: its proof test will fail" >&2; done
 
 # ---- packages ----

@@ -31,7 +31,7 @@ MODES=${MODES:-unprivileged setuid caps}
 SUITES=${SUITES:-sandbox run limits hostile protect session sessions files spool hygiene lifecycle api doctest policy install standin}
 ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile protect session sessions files spool hygiene lifecycle api policy}
 # Suites that do not depend on the privilege mode: in the first mode only.
-ONE_MODE_SUITES=${ONE_MODE_SUITES-cache}
+ONE_MODE_SUITES=${ONE_MODE_SUITES-cache mcp}
 
 if [ "$(id -u)" != 0 ]; then
   echo "tests/run-tests.sh: run as root (sudo make check): it creates the test" \
