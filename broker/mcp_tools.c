@@ -20,8 +20,8 @@
 #define ENV(what) "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}," \
                   "\"description\":\"" what "\"}"
 #define JOB_STATE "\"state\":{\"type\":\"string\",\"enum\":[\"running\",\"exited\",\"killed\"]}," \
-                  "\"exit_code\":{\"type\":[\"integer\",\"null\"]}," \
-                  "\"cause\":{\"type\":[\"string\",\"null\"]}"
+                  "\"exit_code\":{\"anyOf\":[{\"type\":\"integer\"},{\"type\":\"null\"}]}," \
+                  "\"cause\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"null\"}]}"
 
 static const struct mcp_tool tools[] = {
   { "open_session", "Open a sandbox session",
@@ -78,13 +78,13 @@ static const struct mcp_tool tools[] = {
     "\"background\":{\"type\":\"boolean\"},\"cwd\":{\"type\":\"string\",\"description\":\"absolute "
     "directory to run in (it sticks)\"}}}",
     "{\"type\":\"object\",\"required\":[\"job\"],\"properties\":{\"job\":{\"type\":\"integer\"},"
-    "\"background\":{\"type\":\"boolean\"},\"exit_code\":{\"type\":[\"integer\",\"null\"]},"
+    "\"background\":{\"type\":\"boolean\"},\"exit_code\":{\"anyOf\":[{\"type\":\"integer\"},{\"type\":\"null\"}]},"
     "\"cause\":{\"type\":\"string\",\"enum\":[\"exited\",\"timed_out\",\"interrupted\",\"killed\","
     "\"lost\"]},\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},"
     "\"truncated\":{\"type\":\"boolean\"},\"output_uri\":{\"type\":\"string\"},"
     "\"cwd\":{\"type\":\"string\"},\"duration_ms\":{\"type\":\"integer\"},"
     "\"timed_out\":{\"type\":\"boolean\"},\"interrupted\":{\"type\":\"boolean\"},"
-    "\"spool_error\":{\"type\":[\"string\",\"null\"]},\"posture\":" POSTURE "}}" },
+    "\"spool_error\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"null\"}]},\"posture\":" POSTURE "}}" },
 
   { "job_output", "Read a job's output",
     "A job's output (stdout and stderr merged) from a byte offset, at most 1 MiB; pass "

@@ -176,8 +176,11 @@ const scenarios = {
     'the result of the ticks', s);
     check(r.content.some((i) => i.type === 'text' && i.text.includes('tick 3')), 'the text has the output', r.content);
     // Streamed: a chunk a tick, the first long before the result.
-    check(progress.length >= 3, 'a progress notification per chunk', progress);
-    check(progress.map((p) => p.message).join('') === s.stdout, 'the chunks make the output', progress);
+    // First the job id (what a client that cancels or comes back needs), then the chunks.
+    check(progress[0]?.progress === 0 && progress[0].message === `started job ${s.job}`,
+      'the first notification names the job', progress);
+    check(progress.length >= 4, 'a progress notification per chunk', progress);
+    check(progress.slice(1).map((p) => p.message).join('') === s.stdout, 'the chunks make the output', progress);
     check(progress.every((p, i) => i === 0 || p.progress > progress[i - 1].progress), 'progress grows', progress);
     check(progress.at(-1).progress === 21, 'progress counts the bytes so far', progress);
     check(progress[0].at < done - 400, 'the first chunk came before the end', { progress, done });
@@ -205,10 +208,17 @@ const scenarios = {
     const before = await ok(c, 'exec', { session, command: 'true' });
     const mark = `${600000 + Math.floor(Math.random() * 300000)}`;
     const ac = new AbortController();
-    let started;
+    let started, job;
     const seen = new Promise((r) => { started = r; });
     const call = c.callTool({ name: 'exec', arguments: { session, command: `echo started-${mark}; sleep ${mark}` } },
-      undefined, { signal: ac.signal, onprogress: (p) => { if (p.message?.includes(mark)) started(); } });
+      undefined, {
+        signal: ac.signal,
+        onprogress: (p) => {
+          const m = /^started job (\d+)$/.exec(p.message ?? '');
+          if (m) job = Number(m[1]);
+          if (p.message?.includes(mark)) started();
+        },
+      });
     const outcome = call.then(() => 'answered', (e) => e);
     await Promise.race([seen, sleep(20000)]);
     check(pgrep(`sleep ${mark}`).length >= 1, `the command runs (sleep ${mark})`, pgrep(`sleep ${mark}`));
@@ -216,7 +226,7 @@ const scenarios = {
     const o = await outcome;
     check(o !== 'answered', 'the cancelled call has no result');
     check(await gone(`sleep ${mark}`, 5), `sleep ${mark} is gone within 5 s`, pgrep(`sleep ${mark}`));
-    const job = before.job + 1;
+    check(job === before.job + 1, 'the started notification gave the job id', { job, before: before.job });
     const out = await ok(c, 'job_output', { session, job, wait: 10 });
     check(out.job === job && out.data.startsWith(`started-${mark}\n`) && out.state === 'killed',
       'job_output of the cancelled command: killed', out);
@@ -347,6 +357,48 @@ const scenarios = {
     check(fs.readFileSync(path.join(dest, 'tree', 'inner', 'b.txt'), 'utf8') === 'bee\n', 'the tree in it');
     await fails(c, 'download', { session, path: 'tree', dest }, 'exists');
     await fails(c, 'upload', { session, path: '/etc/airlock-mcp-test', data: 'aGkK' }, 'refused');
+    await c.close();
+  },
+
+  // Host paths the model names stay under the --files-root directories
+  // (default: the server's current directory, MCP_WORKDIR); the ssh host,
+  // the network and the configuration are not the model's to choose.
+  async reach() {
+    const c = await connect();
+    const outside = fs.mkdtempSync('/tmp/airlock-mcp-outside-');
+    execFileSync('chmod', ['0755', outside]);
+    const owner = fs.statSync(WORKDIR);
+    fs.chownSync(outside, owner.uid, owner.gid);
+    fs.writeFileSync(path.join(outside, 'secret'), 'not for the sandbox\n');
+    execFileSync('chmod', ['0644', path.join(outside, 'secret')]);
+    try {
+      let t = await fails(c, 'open_session', { session: `s-${uniq()}`, workdir: outside }, 'refused');
+      check(t.includes('--files-root'), 'the refusal says how to allow it', t);
+      // a symlink under the root that leads out is judged where it leads
+      const link = path.join(scratch('link'), 'out');
+      fs.symlinkSync(outside, link);
+      await fails(c, 'open_session', { session: `s-${uniq()}`, workdir: link }, 'refused');
+      for (const key of ['host', 'network', 'config', 'approval']) {
+        t = await fails(c, 'open_session', { session: `s-${uniq()}`, [key]: 'x' }, 'bad_arguments');
+        check(t.includes(key), `${key} is not the model's`, t);
+      }
+      const { session, workdir } = await openSession(c);
+      await fails(c, 'upload', { session, path: 'stolen', source: path.join(outside, 'secret') }, 'refused');
+      await fails(c, 'upload', { session, path: 'stolen', source: '/etc/passwd' }, 'refused');
+      check(!fs.existsSync(path.join(workdir, 'stolen')), 'nothing was uploaded');
+      await ok(c, 'exec', { session, command: 'echo made > made.txt' });
+      await fails(c, 'download', { session, path: 'made.txt', dest: path.join(outside, 'planted') }, 'refused');
+      await fails(c, 'download', { session, path: 'made.txt', dest: path.join(link, 'planted') }, 'refused');
+      check(!fs.existsSync(path.join(outside, 'planted')), 'nothing was written outside');
+      // a second root lets it in
+      const c2 = await connect(['--files-root', WORKDIR, '--files-root', outside]);
+      const other = await openSession(c2, { workdir: outside });
+      check(other.opened.cwd === fs.realpathSync(outside), 'a --files-root is usable', other.opened);
+      await ok(c2, 'close_session', { session: other.session });
+      await c2.close();
+    } finally {
+      fs.rmSync(outside, { recursive: true, force: true });
+    }
     await c.close();
   },
 
