@@ -104,8 +104,12 @@ scenario () {
   scenario ownership
 }
 
-@test "mcp: stdin's end closes the server's sessions, unless --client-id keeps them for the same id" {
+@test "mcp: stdin's end closes the server's sessions and stops their commands, unless --client-id keeps them for the same id" {
   scenario lifetime
+}
+
+@test "mcp: a daemon killed under a running exec: the call says so, the server carries on with a new daemon" {
+  scenario daemon
 }
 
 @test "mcp: the protocol's errors, from raw lines, and the server answers ping after each" {

@@ -464,7 +464,13 @@ const scenarios = {
     // Without --client-id: the sessions close with the server's stdin.
     const a = await connect();
     const { session } = await openSession(a);
+    const mark = `${600000 + Math.floor(Math.random() * 300000)}`;
+    await ok(a, 'exec', { session, command: `sleep ${mark}.5`, background: true });
+    await ok(a, 'exec', { session, command: `sleep ${mark}.7 & sleep 0.2` });
+    check(pgrep(`sleep ${mark}`).length === 2, 'its commands run', pgrep(`sleep ${mark}`));
     await a.close();
+    check(await gone(`sleep ${mark}`, 10), 'a client that leaves leaves nothing running',
+      pgrep(`sleep ${mark}`));
     const b = await connect();
     let left = (await ok(b, 'list_sessions', {})).sessions.map((x) => x.session);
     for (let i = 0; i < 30 && left.includes(session); i++) {
@@ -482,13 +488,39 @@ const scenarios = {
     await sleep(300);
     const c2 = await connect(['--client-id', id]);
     const s = (await ok(c2, 'list_sessions', {})).sessions.find((x) => x.session === kept.session);
-    check(s && (s.access === undefined || s.access === 'yours'), 'the session stayed', s);
+    check(s && s.access === 'yours', 'the session stayed, and is this client\'s', s);
     const r = await ok(c2, 'exec', { session: kept.session, command: 'echo $MARK' });
     check(r.stdout === 'kept\n', 'and is the same session', r);
     await fails(b, 'exec', { session: kept.session, command: 'true' }, 'not_owner');
     await ok(c2, 'close_session', { session: kept.session });
     await c2.close();
     await b.close();
+  },
+
+  // The daemon killed under a running exec: the call ends with an error
+  // that says so, the server stays, and the next call starts a new daemon,
+  // which knows the session as lost.
+  async daemon() {
+    const c = await connect();
+    const { session } = await openSession(c);
+    const mark = `${600000 + Math.floor(Math.random() * 300000)}`;
+    const call = c.callTool({ name: 'exec', arguments: { session, command: `echo up; sleep ${mark}` } });
+    for (let i = 0; i < 100 && pgrep(`sleep ${mark}`).length === 0; i++) await sleep(100);
+    const status = spawnSync(AIRLOCK[0], [...AIRLOCK.slice(1), 'daemon', 'status'], { encoding: 'utf8' });
+    const pid = /running, pid (\d+),/.exec(status.stdout)?.[1];
+    check(pid, 'the daemon runs', status);
+    process.kill(Number(pid), 'SIGKILL');
+    const r = await call;
+    check(r.isError === true && r.content[0].text.startsWith('daemon_gone: '), 'the exec says the daemon went away', r);
+    check(await gone(`sleep ${mark}`, 10), 'its command did not outlive it', pgrep(`sleep ${mark}`));
+    const l = await ok(c, 'list_sessions', {});
+    check(l.sessions.some((x) => x.session === session && x.state === 'lost'), 'a new daemon knows it lost the session', l);
+    await ok(c, 'close_session', { session });
+    const { session: s2 } = await openSession(c);
+    const e = await ok(c, 'exec', { session: s2, command: 'echo again' });
+    check(e.stdout === 'again\n', 'and works', e);
+    await c.close();
+    check(c.errors.length === 0, 'no protocol errors', c.errors);
   },
 
   // docs/mcp.md's client configurations: MCP_ARGS (JSON) are the args
