@@ -779,7 +779,13 @@ resource_message (struct call *c, const cJSON *m)
       cJSON *item = cJSON_CreateObject ();
       cJSON_AddStringToObject (item, "uri", c->uri);
       cJSON_AddStringToObject (item, "mimeType", "text/plain");
-      cJSON_AddStringToObject (item, "text", c->text ? c->text : "");
+      /* never cut silently: say where the rest is */
+      char *cut = n ? xprintf ("%s\n[airlock: the output goes on past %u MiB: read the rest with "
+                               "job_output from offset %.0f]\n", c->text ? c->text : "",
+                               MAX_RESOURCE_TEXT >> 20, c->offset)
+                    : NULL;
+      cJSON_AddStringToObject (item, "text", cut ? cut : c->text ? c->text : "");
+      free (cut);
       cJSON_AddItemToArray (cJSON_AddArrayToObject (r, "contents"), item);
       reply (c->rpc_id, r);
     }
