@@ -496,6 +496,8 @@ uninstall:
 # Built from a copy of the source in $(DEB_DIR) (dpkg-buildpackage writes
 # beside the tree it builds, and its build must not touch this one's):
 # the .deb, .buildinfo, .changes and the build log (for blhc) land there.
+# dpkg-buildpackage gets none of this make's flags: -s would hide the
+# compiler lines from blhc.
 DEB_DIR := $(BUILDDIR)/deb
 DEB_SOURCES := LICENSE Makefile NEWS.md README.md SECURITY.md VERSION \
                backends broker debian docs fuzz helper policy tests
@@ -504,7 +506,8 @@ deb:
 	mkdir -p $(DEB_DIR)/airlock-$(VERSION)
 	cp -a $(DEB_SOURCES) $(DEB_DIR)/airlock-$(VERSION)/
 	rm -rf $(DEB_DIR)/airlock-$(VERSION)/debian/build
-	cd $(DEB_DIR)/airlock-$(VERSION) && dpkg-buildpackage -us -uc -b -J$$(nproc) \
+	cd $(DEB_DIR)/airlock-$(VERSION) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+	  dpkg-buildpackage -us -uc -b -J$$(nproc) \
 	  > ../build.log 2>&1 || { tail -n 40 ../build.log; exit 1; }
 	@ls $(DEB_DIR)/*.deb
 
