@@ -15,10 +15,12 @@ load helpers
 setup_file () {
   export PKG_BUILD="$T/package-build" PKG_BEFORE="$T/package-before"
   # Never an airlock installed by someone else: this file purges it.
-  if dpkg-query -W -f='${Status}' airlock 2>/dev/null | grep -q 'ok installed'; then
+  if dpkg-query -W -f='${Status}' airlock 2>/dev/null | grep -q 'ok installed\|config-files'; then
     export PKG_SKIP="an airlock package is installed on this machine already"
   fi
   find /etc /usr -xdev -path '*airlock*' 2>/dev/null | sort > "$PKG_BEFORE"
+  getent group airlock > /dev/null && export PKG_HAD_GROUP=1
+  true
 }
 
 setup () {
@@ -31,6 +33,10 @@ teardown_file () {
   if dpkg-query -W -f='${Status}' airlock 2>/dev/null | grep -q 'ok installed\|config-files'; then
     DEBIAN_FRONTEND=noninteractive timeout -k 10 300 apt-get purge -y -q airlock > /dev/null 2>&1 || true
   fi
+  # The package leaves its system group, as Debian packages do; a machine
+  # that had none gets none back: with it, `make install-setuid` would
+  # make a helper only its (empty) group may run.
+  [ -n "${PKG_HAD_GROUP:-}" ] || groupdel airlock 2> /dev/null
   true
 }
 
