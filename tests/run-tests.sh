@@ -5,7 +5,8 @@
 # its own: (1) the command-line tests run as an unprivileged user against
 # the helper in each privilege mode (unprivileged user namespaces, setuid
 # root, file capabilities), the README's demo, the build tests, a few rounds
-# of `make bench`; (2) a fuzz smoke run under ASan+UBSan, the docker
+# of `make bench`, the Debian package (built, installed, its suites, purged);
+# (2) a fuzz smoke run under ASan+UBSan, the docker
 # suites, the ssh suites against a real sshd on 127.0.0.1
 # (tests/ssh/sshd.sh), the singularity suites on the Apptainer stand-in
 # (tests/doubles/apptainer), then the local suites again with an
@@ -219,8 +220,16 @@ stream_local () {
   prepare_stream "$1" "$TEST_USER" "$OTHER_USER" || { result install 1; return; }
   run_suites release "$T/prefix" "$MODES"
 
-  # Once, as root: the README's demo; build-time paths and flags; bench.
-  for suite in ${ONCE_SUITES-demo build bench}; do bats_suite once "$suite"; done
+  # Once, as root: the README's demo; build-time paths and flags; bench;
+  # the Debian package, whose installed-package suites (their TAP in
+  # $T/package-installed.tap) count one by one.
+  for suite in ${ONCE_SUITES-demo build bench package}; do bats_suite once "$suite"; done
+  if [ -f "$T/package-installed.tap" ]; then
+    section "once: the installed package's suites, caps mode"
+    grep -E '^not ok' -A 12 "$T/package-installed.tap" | head -n 60
+    tally "once package installed" "$T/package-installed.tap"
+    printf '%s\n' "$(grep -c '^ok' "$T/package-installed.tap") ok, $(grep -c '^not ok' "$T/package-installed.tap") not ok"
+  fi
 }
 
 # ---- 3b. The fuzz smoke run, the other backends, then ASan ----
