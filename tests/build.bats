@@ -51,7 +51,7 @@ teardown () {
   [[ "$output" == *"build options changed since the last build: rebuilding"* ]]
   grep -qx "PREFIX=$T/second" "$B/build-options"
   # Nothing of the first PREFIX is left in what was installed.
-  ! grep -rqF "$T/first" "$T/second"
+  ! grep -rqF "$T/first" "$T/second" || false
   grep -qF "$T/second/libexec/airlock/airlock-helper" "$T/second/bin/airlock"
   grep -qF "$T/second/libexec/airlock/airlock-daemon" "$T/second/bin/airlock"
   grep -qF "$T/second/share/airlock/default.rules" "$T/second/libexec/airlock/airlock-daemon"
@@ -166,11 +166,11 @@ teardown () {
   [ "$("$T/second/libexec/airlock/airlock-daemon" --version)" = "airlock-daemon $v" ]
   grep -q "^\.TH AIRLOCK 1 .* \"airlock $v\"" "$T/second/share/man/man1/airlock.1"
   grep -q "^\.TH AIRLOCK-HELPER 8 .* \"airlock $v\"" "$T/second/share/man/man8/airlock-helper.8"
-  ! grep -n '@[A-Z_]*@' "$T/second/share/man/man1/airlock.1" "$T/second/share/man/man8/airlock-helper.8"
+  ! grep -n '@[A-Z_]*@' "$T/second/share/man/man1/airlock.1" "$T/second/share/man/man8/airlock-helper.8" || false
   grep -q "^## $v" "$BATS_TEST_DIRNAME/../NEWS.md"
   grep -q "^MIT License" "$BATS_TEST_DIRNAME/../LICENSE"
   # Nowhere else: no source file spells the version out.
-  ! grep -rnF --include='*.c' --include='*.h' --include=Makefile "$v" "$BATS_TEST_DIRNAME/.."
+  ! grep -rnF --include='*.c' --include='*.h' --include=Makefile "$v" "$BATS_TEST_DIRNAME/.." || false
 }
 
 @test "build: a plain make builds the programs and the man pages" {
@@ -180,4 +180,12 @@ teardown () {
     [ -s "$T/plain-build/$f" ] || { echo "make built no $f"; false; }
   done
   rm -rf "$T/plain-build"
+}
+
+@test "build: every negated command in the suites asserts (bash's errexit ignores a bare '! cmd')" {
+  # A '! cmd' line that is not a test's last command checks nothing: write
+  # 'run ! cmd', or '! cmd || false'.
+  run grep -nE '^[[:space:]]+! ' "$BATS_TEST_DIRNAME"/*.bats
+  bare=$(printf '%s\n' "$output" | grep -vE '\|\| ' || true)
+  [ -z "$bare" ] || { echo "$bare"; false; }
 }

@@ -78,7 +78,7 @@ hashname () { printf '%s' "$1" | sha256sum | cut -c1-32; }
   [[ "$output" == *"1 SIF, 1M of 20G (singularity.cache_max), in $CDIR"* ]]
   # what the directory holds: the SIF and its record, nothing half-done
   [ -f "${sif%.sif}.json" ]
-  ! ls -a "$CDIR" | grep -q '^\.tmp-'
+  ! ls -a "$CDIR" | grep -q '^\.tmp-' || false
   [ "$(stat -c %a "$CDIR")" = 700 ]
 }
 

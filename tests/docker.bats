@@ -143,7 +143,7 @@ container () {
   c=$(container s)
   [ "$($DOCKER inspect -f '{{.HostConfig.Memory}} {{.HostConfig.NanoCpus}} {{.HostConfig.NetworkMode}}' "$c")" = "268435456 500000000 bridge" ]
   # The value travels in the create body, never on a command line.
-  ! grep -l 's3cr[3]t' /proc/[0-9]*/cmdline 2>/dev/null
+  ! grep -l 's3cr[3]t' /proc/[0-9]*/cmdline 2>/dev/null || false
 }
 
 @test "docker: host access is judged and reported at open" {
@@ -213,7 +213,7 @@ container () {
 }
 
 @test "docker: permission denied on the socket says it is root-equivalent and how to grant it" {
-  ! id -nG "$OTHER_USER" | grep -qw docker
+  ! id -nG "$OTHER_USER" | grep -qw docker || false
   dir="$T/xdg-docker-other"
   mkdir -p "$dir" && chown "$OTHER_USER" "$dir" && chmod 0700 "$dir"
   run runuser -u "$OTHER_USER" -- env -i PATH=/usr/bin:/bin XDG_RUNTIME_DIR="$dir" \
@@ -295,7 +295,7 @@ container () {
   [ -n "$c" ]
   al session close s
   [ -z "$(container s)" ]
-  ! $DOCKER inspect "$c" >/dev/null 2>&1
+  ! $DOCKER inspect "$c" >/dev/null 2>&1 || false
 }
 
 @test "docker: a stopped daemon (SIGTERM) removes its containers" {
@@ -327,10 +327,10 @@ container () {
   base_env AIRLOCK_SESSION_IDLE_TIMEOUT=3600
   al session open s
   sleep 1
-  ! $DOCKER volume inspect "$vol" >/dev/null 2>&1
+  ! $DOCKER volume inspect "$vol" >/dev/null 2>&1 || false
   $DOCKER volume inspect "$ovol" >/dev/null
   $DOCKER volume rm "$ovol" >/dev/null
-  ! $DOCKER inspect "airlock-test-orphan-stopped-$$" >/dev/null 2>&1
+  ! $DOCKER inspect "airlock-test-orphan-stopped-$$" >/dev/null 2>&1 || false
   $DOCKER inspect "airlock-test-orphan-running-$$" >/dev/null
   $DOCKER inspect "airlock-test-orphan-own-$$" >/dev/null
   al session close s
@@ -339,8 +339,8 @@ container () {
   restart_with AIRLOCK_SESSION_IDLE_TIMEOUT=1
   al session open s
   sleep 1
-  ! $DOCKER inspect "airlock-test-orphan-running-$$" >/dev/null 2>&1
-  ! $DOCKER inspect "airlock-test-orphan-own-$$" >/dev/null 2>&1
+  ! $DOCKER inspect "airlock-test-orphan-running-$$" >/dev/null 2>&1 || false
+  ! $DOCKER inspect "airlock-test-orphan-own-$$" >/dev/null 2>&1 || false
   $DOCKER inspect "airlock-test-orphan-other-$$" >/dev/null
   $DOCKER rm -f "airlock-test-orphan-other-$$" >/dev/null
 }

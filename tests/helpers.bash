@@ -49,6 +49,20 @@ reset_conf () {
   rm -f "$HELPER_CONF"
 }
 
+# Whether process $1 has ended within $2 seconds (default 5): gone, or a
+# zombie (an orphan's new parent may be an init that reaps late, as the pid 1
+# of CI's virtual machines does).
+ended () {
+  local i st
+  for i in $(seq $((${2:-5} * 10))); do
+    st=$(ps -o stat= -p "$1" 2>/dev/null) || return 0
+    [[ "$st" == Z* ]] && return 0
+    sleep 0.1
+  done
+  echo "process $1 is still there: $(ps -o pid=,stat=,args= -p "$1")" >&2
+  return 1
+}
+
 # Wait up to $2 seconds (default 5) for no process to match the pattern
 # $1 (a unique sleep).
 gone () {

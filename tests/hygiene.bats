@@ -74,7 +74,7 @@ api_file () { as_user "$AIRLOCK" serve < "$1"; }
     # The remote side is this machine (its processes were in the ps
     # above); nor does our sshd's log have it (LogLevel VERBOSE), nor can
     # another user read it in the remote user's job directories.
-    ! grep -F "$secret" "$SSHD_LOG"
+    ! grep -F "$secret" "$SSHD_LOG" || false
     run runuser -u "$OTHER_USER" -- sh -c 'grep -rlF "$1" "$2" 2>/dev/null' sh "$secret" "$SSH_HOME"
     [ -z "$output" ]
   fi

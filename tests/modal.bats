@@ -216,7 +216,7 @@ EOF
   [ "$status" -eq 0 ]
   [[ "$output" == *"ended: TERMINATED"* ]]
   [ "$(log_lines | grep -c '^AuthTokenGet OK')" -ge 2 ]
-  ! log_lines | grep -q UNAUTHENTICATED
+  ! log_lines | grep -q UNAUTHENTICATED || false
 }
 
 @test "modal api: UNAUTHENTICATED on a call (a token the server no longer takes): a new token, the call again, once" {
@@ -288,7 +288,7 @@ EOF
   run driver life
   [ "$status" -eq 0 ]
   [[ "$output" != *"building the image"* ]]
-  ! log_lines | grep -q '^ImageJoinStreaming'
+  ! log_lines | grep -q '^ImageJoinStreaming' || false
 }
 
 @test "modal api: RESOURCE_EXHAUSTED on SandboxCreate is a quota error" {
@@ -297,7 +297,7 @@ EOF
   echo "$output"
   [ "$status" -eq 1 ]
   [[ "$output" == *"creating the sandbox"*"RESOURCE_EXHAUSTED: Sandbox quota exceeded: 100 running"*"quota"* ]]
-  ! log_lines | grep -q '^SandboxGetTaskId'
+  ! log_lines | grep -q '^SandboxGetTaskId' || false
 }
 
 @test "modal api: a failed image build is an error with its log's tail; no sandbox is created" {
@@ -308,7 +308,7 @@ EOF
   [[ "$output" == *"error: modal: the image build of debian:nosuch failed: FAILURE: Image build for im-"*"nosuchthing; its log ended with:"* ]]
   [[ "$output" == *"  step 2/2 failed"* ]]
   [[ "$(printf '%s\n' "$output" | tail -n 1)" == "  E: Unable to locate package nosuchthing" ]]
-  ! log_lines | grep -q '^SandboxCreate'
+  ! log_lines | grep -q '^SandboxCreate' || false
 }
 
 @test "modal api: a duplicate name is ALREADY_EXISTS" {
@@ -363,7 +363,7 @@ EOF
 @test "modal api: the double's log and stderr hold no token secret" {
   run driver life
   [ "$status" -eq 0 ]
-  ! grep -qF "$MODAL_TOKEN_SECRET" "$MB_STATE/log.jsonl"
-  ! grep -qF "$MODAL_TOKEN_SECRET" "$MB_DIR/err"
+  ! grep -qF "$MODAL_TOKEN_SECRET" "$MB_STATE/log.jsonl" || false
+  ! grep -qF "$MODAL_TOKEN_SECRET" "$MB_DIR/err" || false
   no_secret_in_output
 }

@@ -82,7 +82,7 @@ deb () { ls "$PKG_BUILD"/deb/airlock_*.deb; }
   grep -E '^not ok' -A 12 "$T/package-installed.tap" || true
   [ "$status" -eq 0 ]
   grep -q '^ok ' "$T/package-installed.tap"
-  ! grep -q '^not ok' "$T/package-installed.tap"
+  ! grep -q '^not ok' "$T/package-installed.tap" || false
 }
 
 @test "an administrator's dpkg-statoverride wins over the postinst" {
@@ -108,6 +108,6 @@ deb () { ls "$PKG_BUILD"/deb/airlock_*.deb; }
   [ -z "$(getcap "$T/helper-link")" ]
   [ ! -u "$T/helper-link" ]
   rm -f "$T/helper-link"
-  ! dpkg-query -W -f='${Status}' airlock 2>/dev/null | grep -q 'installed\|config-files'
+  ! dpkg-query -W -f='${Status}' airlock 2>/dev/null | grep -q 'installed\|config-files' || false
   find /etc /usr -xdev -path '*airlock*' 2>/dev/null | sort | diff "$PKG_BEFORE" -
 }

@@ -40,7 +40,7 @@ drive () {
             'run:ps -e -o comm= | sort | uniq -c | tr -s " "'
   [ "$status" -eq 0 ]
   echo "$output" | grep -qx "\[signal 15\]"
-  ! echo "$output" | grep -q sleep
+  ! echo "$output" | grep -q sleep || false
   gone "^sleep $marker\."
 }
 
@@ -73,7 +73,7 @@ drive () {
   kill -KILL "$driver"
   gone "^sleep $marker\."
   for i in $(seq 50); do kill -0 "$supervisor" 2>/dev/null || break; sleep 0.1; done
-  ! kill -0 "$supervisor" 2>/dev/null
+  ! kill -0 "$supervisor" 2>/dev/null || false
 }
 
 @test "session: 20 sessions at once" {

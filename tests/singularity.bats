@@ -242,11 +242,11 @@ for l in L:
   [ "$status" -eq 0 ]
   run as_user env PATH="$STANDIN_DIR:/usr/bin:/bin" apptainer instance list --json
   [[ "$output" == *'"instances": []'* ]]
-  ! kill -0 "$pid" 2>/dev/null
+  ended "$pid"
   gone 'sleep 4741'
   # nothing of the session's exec or instance is left of the test user's
-  ! pgrep -u "$TEST_USER" -f "instance://$name"
-  ! pgrep -u "$TEST_USER" -f 'instance-agent.py'
+  ! pgrep -u "$TEST_USER" -f "instance://$name" || false
+  ! pgrep -u "$TEST_USER" -f 'instance-agent.py' || false
 }
 
 @test "singularity: a missing image, a file that is no SIF: clear errors, nothing started" {

@@ -69,8 +69,10 @@ lines_within () {
 }
 
 # The test user's ssh master of this test (one pid).
-master_pid () {
-  pgrep -u "$TEST_USER" -f "^ssh: $RUNDIR/.*\[mux\]" | head -n 1
+master_pid () { # fails when there is none
+  local p
+  p=$(pgrep -u "$TEST_USER" -f "^ssh: $RUNDIR/.*\[mux\]") || return 1
+  echo "${p%%$'\n'*}"
 }
 
 # The remote user's processes running something matching $1.
@@ -310,7 +312,7 @@ counter_complete () {
   for f in /proc/[0-9]*/cmdline; do
     ! tr '\0' ' ' 2>/dev/null < "$f" | grep -qF "$secret" || { echo "in $f: $(tr '\0' ' ' < "$f")"; false; }
   done
-  ! grep -F "$secret" "$SSHD_LOG"
+  ! grep -F "$secret" "$SSHD_LOG" || false
   kill $(pgrep -u "$SSH_USER" -fx "sleep $nap")
   wait
   grep -qx "\[${#secret}\]" "$T/ssh-out" || { cat "$T/ssh-out"; false; }
@@ -367,7 +369,7 @@ counter_complete () {
   al session close s
   stop_daemon
   for i in $(seq 50); do master_pid > /dev/null || break; sleep 0.1; done
-  ! master_pid
+  ! master_pid || false
   remote_gone "^sleep $marker\."
   find "$base/$stale" -exec touch -h -d '2 days ago' {} +
   find "$base/$fresh" -exec touch -h -d '30 minutes ago' {} +
@@ -386,10 +388,10 @@ counter_complete () {
   al session close s
   remote_gone "^sleep $marker\." 10
   for i in $(seq 50); do master_pid > /dev/null || break; sleep 0.1; done
-  ! master_pid
+  ! master_pid || false
   # Nothing of the remote user's at all: its connections ended too.
   for i in $(seq 50); do pgrep -u "$SSH_USER" > /dev/null || break; sleep 0.1; done
-  ! pgrep -a -u "$SSH_USER"
+  ! pgrep -a -u "$SSH_USER" || false
 }
 
 @test "ssh: the master's ControlPath is in a 0700 directory of the daemon's runtime dir" {
