@@ -411,6 +411,17 @@ check_host_path (struct call *c, cJSON *req, const char *key, bool may_be_new)
   return true;
 }
 
+/* job_output's read (after its wait, if any): its last step. */
+static void
+read_job_output (struct call *c)
+{
+  c->step = 1;
+  cJSON *req = op_request ("job_output", arg_string (c, "session"));
+  copy_field (req, c->args, "job", NULL);
+  copy_field (req, c->args, "offset", NULL);
+  daemon_request (c, req);
+}
+
 static void
 start_tool (struct call *c)
 {
@@ -461,12 +472,7 @@ start_tool (struct call *c)
           copy_field (req, c->args, "wait", "timeout");
         }
       else
-        {
-          c->step = 1;
-          req = op_request ("job_output", session);
-          copy_field (req, c->args, "job", NULL);
-          copy_field (req, c->args, "offset", NULL);
-        }
+        return read_job_output (c);
     }
   else if (!strcmp (name, "job_stdin"))
     {
@@ -582,6 +588,15 @@ elicit_answered (const cJSON *m)
   free (e);
 }
 
+/* A cancelled exec's job, stopped through the session's kill path. */
+static void
+kill_job (struct call *c)
+{
+  cJSON *k = op_request ("kill", arg_string (c, "session"));
+  cJSON_AddNumberToObject (k, "job", (double) c->job);
+  daemon_request (NULL, k);
+}
+
 /* At most PROGRESS_CHUNK bytes of s, cut before a character. */
 static char *
 chunk_of (const char *s)
@@ -654,11 +669,7 @@ exec_message (struct call *c, const cJSON *m)
       const cJSON *j = cJSON_GetObjectItemCaseSensitive (m, "job");
       c->job = cJSON_IsNumber (j) ? (long) j->valuedouble : 0;
       if (c->cancelled)
-        {
-          cJSON *k = op_request ("kill", arg_string (c, "session"));
-          cJSON_AddNumberToObject (k, "job", (double) c->job);
-          daemon_request (NULL, k);
-        }
+        kill_job (c);
       else
         {
           char msg[64];
@@ -842,9 +853,8 @@ tool_message (struct call *c, const cJSON *m)
       o = cJSON_CreateObject ();
       cJSON *arr = cJSON_AddArrayToObject (o, "sessions");
       const cJSON *s;
-      size_t len = 0, cap = 0;
+      size_t len = 0;
       FILE *f = open_memstream (&text, &len);
-      (void) cap;
       cJSON_ArrayForEach (s, cJSON_GetObjectItemCaseSensitive (m, "sessions"))
         {
           cJSON *i = cJSON_CreateObject ();
@@ -869,13 +879,7 @@ tool_message (struct call *c, const cJSON *m)
         }
     }
   else if (!strcmp (name, "job_output") && c->step == 0)
-    {
-      c->step = 1;
-      cJSON *req = op_request ("job_output", session);
-      copy_field (req, c->args, "job", NULL);
-      copy_field (req, c->args, "offset", NULL);
-      return daemon_request (c, req);
-    }
+    return read_job_output (c);
   else if (!strcmp (name, "job_kill") && c->step == 0)
     {
       c->step = 1;
@@ -1052,11 +1056,7 @@ cancelled (const cJSON *params)
       {
         c->cancelled = true;
         if (c->tool && !strcmp (c->tool->name, "exec") && c->job)
-          {
-            cJSON *k = op_request ("kill", arg_string (c, "session"));
-            cJSON_AddNumberToObject (k, "job", (double) c->job);
-            daemon_request (NULL, k);
-          }
+          kill_job (c);
         return;
       }
 }
