@@ -238,13 +238,11 @@ posture_json (const struct dsession *s, enum gate_mode mode)
 static bool
 owner_may_use (struct client *c, const struct dsession *s, const cJSON *req, const cJSON *id)
 {
-  const cJSON *o = cJSON_GetObjectItemCaseSensitive (req, "owner");
-  if (o && !cJSON_IsString (o))
-    {
-      send_error (c, id, "wrong_type", "field \"owner\" must be a string");
-      return false;
-    }
-  if (!s->owner || s->shared || (o && !strcmp (o->valuestring, s->owner)))
+  bool bad = false;
+  const char *o = want_string (c, req, id, "owner", false, &bad);
+  if (bad)
+    return false;
+  if (!s->owner || s->shared || (o && !strcmp (o, s->owner)))
     return true;
   send_error (c, id, "not_owner",
               "session \"%s\" belongs to another client, which opened it unshared: "
