@@ -20,6 +20,7 @@ BUILDDIR   ?= build
 HELPER_CONF := $(SYSCONFDIR)/airlock/helper.conf
 HELPER_PATH := $(LIBEXECDIR)/airlock/airlock-helper
 SUPERVISOR_PATH := $(LIBEXECDIR)/airlock/airlock-supervisor
+EGRESS_PATH := $(LIBEXECDIR)/airlock/airlock-egress
 DAEMON_PATH := $(LIBEXECDIR)/airlock/airlock-daemon
 DEFAULT_RULES := $(DATADIR)/airlock/default.rules
 ADMIN_RULES := $(SYSCONFDIR)/airlock/policy.rules
@@ -58,7 +59,7 @@ LINK        = $(CC) $(CFLAGS) $(LDFLAGS) $(LDHARDEN)
 # changes no output.)
 BUILD_OPTIONS := $(BUILDDIR)/build-options
 BUILD_OPTION_VARS := VERSION PREFIX BINDIR LIBEXECDIR MANDIR DATADIR SYSCONFDIR \
-                     HELPER_CONF HELPER_PATH SUPERVISOR_PATH DAEMON_PATH DEFAULT_RULES ADMIN_RULES \
+                     HELPER_CONF HELPER_PATH SUPERVISOR_PATH EGRESS_PATH DAEMON_PATH DEFAULT_RULES ADMIN_RULES \
                      SYSTEM_CONFIG CC CPPFLAGS CFLAGS LDFLAGS HARDEN LDHARDEN SESSION_FLAGS
 shell_quote = '$(subst ','\'',$(1))'
 $(BUILD_OPTIONS): FORCE
@@ -97,7 +98,7 @@ POLICY_SRCS := $(sort $(wildcard policy/*.c))
 COMMON_SRCS := broker/config.c broker/runtime_dir.c broker/sandbox_options.c \
                broker/approval_client.c backends/local.c backends/installed_file.c \
                backends/cgroup_oom.c backends/xprintf.c backends/size_text.c policy/protected_paths.c \
-               policy/audit_dirs.c policy/xalloc.c helper/protocol.c
+               policy/audit_dirs.c policy/xalloc.c helper/protocol.c backends/egress_client.c
 CLIENT_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c broker/cp_command.c \
                broker/cache_command.c broker/mcp_server.c broker/mcp_tools.c backends/random_id.c \
                broker/approval_prompt.c broker/config_command.c $(COMMON_SRCS)
@@ -124,7 +125,7 @@ all: $(BUILDDIR)/airlock $(BUILDDIR)/airlock-daemon $(BUILDDIR)/airlock-helper \
      $(BUILDDIR)/airlock-supervisor $(MAN_PAGES)
 
 man_path = $(subst -,\\-,$(subst |,\|,$(subst &,\&,$(1))))
-MAN_SUBST := VERSION HELPER_CONF HELPER_PATH SUPERVISOR_PATH DAEMON_PATH DEFAULT_RULES ADMIN_RULES \
+MAN_SUBST := VERSION HELPER_CONF HELPER_PATH SUPERVISOR_PATH EGRESS_PATH DAEMON_PATH DEFAULT_RULES ADMIN_RULES \
              SYSTEM_CONFIG
 $(MAN_PAGES): $(BUILDDIR)/%: docs/% $(BUILD_OPTIONS)
 	sed $(foreach v,$(MAN_SUBST),-e $(call shell_quote,s|@$(v)@|$(call man_path,$($(v)))|g)) $< > $@.tmp
@@ -183,7 +184,7 @@ $(BUILDDIR)/gen/modal_managed_wrapper.h: backends/modal_managed_wrapper.sh Makef
 $(BUILDDIR)/obj/broker-%.o: %.c $(wildcard helper/protocol.h broker/*.h backends/*.h policy/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -Ibroker -Ibackends -Ipolicy -I$(BUILDDIR)/gen $(shell $(PKG) --cflags $(BROKER_PKGS)) \
-	  -DHELPER_PATH='"$(HELPER_PATH)"' -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' \
+	  -DHELPER_PATH='"$(HELPER_PATH)"' -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' -DEGRESS_PATH='"$(EGRESS_PATH)"' \
 	  -DDAEMON_PATH='"$(DAEMON_PATH)"' -DAIRLOCK_SYSTEM_CONFIG='"$(SYSTEM_CONFIG)"' \
 	  -DAIRLOCK_DEFAULT_RULES='"$(DEFAULT_RULES)"' -DAIRLOCK_ADMIN_RULES='"$(ADMIN_RULES)"' \
 	  $(SESSION_FLAGS) -c $< -o $@

@@ -86,7 +86,9 @@ struct backend_posture {
   bool seccomp;              /* a seccomp filter is on */
   bool no_new_privs;
   int capabilities;          /* effective capabilities; -1: not known */
-  const char *network;       /* "loopback", "none", "host", "bridge" */
+  const char *network;       /* "loopback", "none", "host", "bridge",
+                                "allowlist" */
+  const char *network_policy; /* allowlist: its hash (egress_policy_hash) */
   const char *privilege;     /* how the sandbox was made: "setuid",
                                 "file-capabilities", "unprivileged",
                                 "docker-engine" */

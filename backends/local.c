@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "local.h"
 #include "cgroup_oom.h"
+#include "egress_client.h"
 #include "installed_file.h"
 #include "size_text.h"
 
@@ -56,6 +57,8 @@ local_build_request (const struct local_run *r, struct al_writer *w)
     al_put_pair (w, AL_F_BIND_RO, r->binds_ro[i].src, r->binds_ro[i].dst);
   for (uint32_t i = 0; i < r->n_binds_rw; i++)
     al_put_pair (w, AL_F_BIND_RW, r->binds_rw[i].src, r->binds_rw[i].dst);
+  if (r->network == AL_NET_ALLOWLIST)
+    al_put_pair (w, AL_F_BIND_RO, r->egress_resolv_conf, "/etc/resolv.conf");
   al_put_u32 (w, AL_F_NETWORK, r->network);
   al_put_u32 (w, AL_F_TIMEOUT_SEC, r->timeout_sec);
   al_put_u64 (w, AL_F_MEMORY_MAX, r->memory_max);
@@ -210,6 +213,7 @@ local_run (const struct local_run *r)
 
   int code = -1, stop_sig = 0;
   struct oom_watch oom = { .fd = -1, .before = -1 };
+  struct egress egress = { .control = -1 };
   static uint8_t buf[AL_MAX_MESSAGE];
   while (code < 0)
     {
@@ -232,7 +236,8 @@ local_run (const struct local_run *r)
         }
       if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
         continue;
-      ssize_t n = recv (sv[0], buf, sizeof buf, MSG_TRUNC);
+      int tap = -1;
+      ssize_t n = egress_recv_report (sv[0], buf, sizeof buf, &tap);
       if (n <= 0)
         break; /* the helper is gone */
       const char *why = NULL;
@@ -245,8 +250,33 @@ local_run (const struct local_run *r)
           code = AIRLOCK_EXIT_SETUP;
           break;
         }
+      if (msg.u.report.event == AL_EV_TAP)
+        {
+          /* Once, and only when asked for: the stack decides every flow. */
+          char *err = NULL;
+          int started = -1;
+          if (r->network == AL_NET_ALLOWLIST && !egress.pid)
+            started = egress_start (tap, r->egress_policy, NULL, "local", &egress, &err);
+          else if (tap >= 0)
+            close (tap);
+          if (started < 0)
+            {
+              fprintf (stderr, "airlock: %s\n", err ? err : "unexpected tap device from the helper");
+              free (err);
+              kill (helper, SIGKILL);
+              code = AIRLOCK_EXIT_SETUP;
+              break;
+            }
+          if (r->verbose)
+            fprintf (stderr, "airlock: network allowlist %s, airlock-egress pid %d\n",
+                     egress.hash, (int) egress.pid);
+          continue;
+        }
+      if (tap >= 0)
+        close (tap);
       code = handle_report (&msg.u.report, r, &oom);
     }
+  egress_stop (&egress);
   int ws = 0;
   while (waitpid (helper, &ws, 0) < 0 && errno == EINTR)
     ;

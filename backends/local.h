@@ -21,6 +21,10 @@ struct local_run {
   struct al_bind binds_rw[AL_MAX_BINDS];
   uint32_t n_binds_rw;
   uint32_t network;    /* enum al_network */
+  /* network ALLOWLIST (egress_prepare): airlock-egress's policy and the
+   * resolv.conf the sandbox gets, naming airlock-egress's resolver. */
+  char *egress_policy;
+  char *egress_resolv_conf;
   uint32_t timeout_sec;
   uint64_t memory_max; /* 0: helper.conf's default */
   uint32_t pids_max;   /* 0: helper.conf's default */

@@ -22,6 +22,8 @@
 #include "local.h"
 #include "supervisor_client.h"
 #include "cgroup_oom.h"
+#include "egress_client.h"
+#include "monotonic_ms.h"
 #include "posture.h"
 #include "xprintf.h"
 
@@ -43,44 +45,68 @@ struct backend_session {
   char lost_why[256];
   struct local_session_options opts;
   struct sup_client sup; /* sup.fd: the supervisor */
+  struct egress egress;  /* network allowlist: airlock-egress */
   struct al_message report;
 };
 
-/* Wait for the helper's first report: started, or why not. */
+/* Wait for the helper's reports: started (and, with the allowlist
+ * network, the tap device, on which airlock-egress then runs), or why
+ * not.  The two come from two processes, in either order. */
 static int
 await_start (struct backend_session *s, char **err)
 {
-  struct pollfd p = { .fd = s->helper_fd, .events = POLLIN };
-  int r = poll (&p, 1, SETUP_TIMEOUT_MS);
-  if (r <= 0)
+  long long deadline = monotonic_ms () + SETUP_TIMEOUT_MS;
+  bool started = false;
+  bool need_tap = s->opts.run.network == AL_NET_ALLOWLIST && !s->egress.pid;
+  while (!started || need_tap)
     {
-      *err = xprintf ("the sandbox did not start within %d s", SETUP_TIMEOUT_MS / 1000);
-      return -1;
-    }
-  ssize_t n = recv (s->helper_fd, s->sup.buf, sizeof s->sup.buf, 0);
-  const char *why = "the helper exited without a report";
-  if (n > 0 && al_decode (s->sup.buf, (size_t) n, &s->report, &why) == 0
-      && s->report.type == AL_MSG_REPORT)
-    {
+      long long left = deadline - monotonic_ms ();
+      struct pollfd p = { .fd = s->helper_fd, .events = POLLIN };
+      if (left <= 0 || poll (&p, 1, (int) left) <= 0)
+        {
+          *err = xprintf ("the sandbox did not start within %d s", SETUP_TIMEOUT_MS / 1000);
+          return -1;
+        }
+      int tap = -1;
+      ssize_t n = egress_recv_report (s->helper_fd, s->sup.buf, sizeof s->sup.buf, &tap);
+      const char *why = "the helper exited without a report";
+      if (n <= 0 || (size_t) n > sizeof s->sup.buf
+          || al_decode (s->sup.buf, (size_t) n, &s->report, &why) < 0
+          || s->report.type != AL_MSG_REPORT)
+        {
+          if (tap >= 0)
+            close (tap);
+          *err = xprintf ("the sandbox did not start: %s", why);
+          return -1;
+        }
       struct al_report *rep = &s->report.u.report;
-      if (rep->event == AL_EV_STARTED)
+      if (rep->event == AL_EV_TAP && need_tap)
+        {
+          if (egress_start (tap, s->opts.run.egress_policy, s->opts.session, "local",
+                            &s->egress, err) < 0)
+            return -1;
+          need_tap = false;
+          continue;
+        }
+      if (tap >= 0)
+        close (tap);
+      if (rep->event == AL_EV_STARTED && !started)
         {
           s->sandbox_pid = rep->pid;
           s->privilege = rep->privilege;
           s->limits = rep->limits;
-          return 0;
+          started = true;
+          continue;
         }
       if (rep->event == AL_EV_SETUP_FAILED)
-        {
-          *err = xprintf ("sandbox setup failed (%s): %s%s%s", al_step_name (rep->step),
-                          rep->message, rep->err ? ": " : "",
-                          rep->err ? strerror ((int) rep->err) : "");
-          return -1;
-        }
-      why = "unexpected report";
+        *err = xprintf ("sandbox setup failed (%s): %s%s%s", al_step_name (rep->step),
+                        rep->message, rep->err ? ": " : "",
+                        rep->err ? strerror ((int) rep->err) : "");
+      else
+        *err = xprintf ("the sandbox did not start: unexpected report");
+      return -1;
     }
-  *err = xprintf ("the sandbox did not start: %s", why);
-  return -1;
+  return 0;
 }
 
 /* The helper has reported STARTED, but pid 1 may still fail its setup:
@@ -201,6 +227,7 @@ local_close (struct backend_session *s)
   while (waitpid (s->helper, NULL, 0) < 0 && errno == EINTR)
     ;
   close (s->helper_fd);
+  egress_stop (&s->egress);
   if (s->oom_fd >= 0)
     close (s->oom_fd);
   free (s);
@@ -231,9 +258,12 @@ local_posture (struct backend_session *s, struct backend_posture *p, char **err)
   p->seccomp = true;
   p->no_new_privs = true;
   p->capabilities = 0;
-  p->network = s->opts.run.network == AL_NET_NONE   ? "none"
-               : s->opts.run.network == AL_NET_HOST ? "host"
-                                                    : "loopback";
+  p->network = s->opts.run.network == AL_NET_NONE        ? "none"
+               : s->opts.run.network == AL_NET_HOST      ? "host"
+               : s->opts.run.network == AL_NET_ALLOWLIST ? "allowlist"
+                                                         : "loopback";
+  if (s->opts.run.network == AL_NET_ALLOWLIST)
+    p->network_policy = s->egress.hash;
   p->privilege = local_privilege_name (s->privilege);
   return posture_verify ((pid_t) s->sandbox_pid, p, err);
 }
@@ -279,6 +309,7 @@ local_session_open (const struct local_session_options *o, char **err)
     }
   s->opts = *o;
   s->oom_fd = -1;
+  s->egress.control = -1;
   struct local_run *r = &s->opts.run;
   const char *supervisor = o->supervisor ? o->supervisor : SUPERVISOR_PATH;
   static const char *argv[] = { SUPERVISOR_IN_SANDBOX, NULL };

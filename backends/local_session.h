@@ -12,6 +12,7 @@ struct local_session_options {
   struct local_run run;
   const char *supervisor; /* NULL: $(LIBEXECDIR)/airlock/airlock-supervisor */
   int log_fd;             /* the supervisor's stderr; -1: /dev/null */
+  const char *session;    /* its name, for airlock-egress's audit lines */
 };
 
 /* Start a session; NULL with *err (malloc'd; *err must be NULL on entry). */

@@ -220,6 +220,8 @@ posture_json (const struct dsession *s, enum gate_mode mode)
       else
         cJSON_AddNullToObject (iso, "capabilities");
       cJSON_AddStringToObject (iso, "network", p->network ? p->network : "unknown");
+      if (p->network_policy)
+        cJSON_AddStringToObject (iso, "network_policy", p->network_policy);
       cJSON_AddBoolToObject (iso, "verified", p->verified);
     }
   else

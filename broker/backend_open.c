@@ -12,6 +12,7 @@
 #include "approval.h"
 #include "approval_client.h"
 #include "backend_open.h"
+#include "egress_client.h"
 #include "docker_engine.h"
 #include "daytona_session.h"
 #include "docker_session.h"
@@ -68,9 +69,11 @@ open_local (const struct backend_open_request *rq, struct backend_opened *out,
   o.run.workdir = rq->workdir;
   o.run.envp = env;
   const char *net = config_string (cfg, "local.network");
-  o.run.network = !strcmp (net, "none")   ? AL_NET_NONE
-                  : !strcmp (net, "host") ? AL_NET_HOST
-                                          : AL_NET_LOOPBACK;
+  o.run.network = !strcmp (net, "none")        ? AL_NET_NONE
+                  : !strcmp (net, "host")      ? AL_NET_HOST
+                  : !strcmp (net, "allowlist") ? AL_NET_ALLOWLIST
+                                               : AL_NET_LOOPBACK;
+  o.session = rq->session;
   o.run.pids_max = (uint32_t) config_int (cfg, "local.pids");
   const char *mem = config_string (cfg, "local.memory");
   if (mem && !parse_number (mem, &o.run.memory_max, true))
@@ -99,8 +102,12 @@ open_local (const struct backend_open_request *rq, struct backend_opened *out,
   /* What the sandbox may show; airlock's own directories masked. */
   if (!e)
     e = sandbox_view_check (&o.run);
+  char hash[17];
+  if (!e && o.run.network == AL_NET_ALLOWLIST)
+    egress_prepare (cfg, &o.run, hash, &e);
   if (!e)
     out->bs = local_session_open (&o, &e);
+  egress_prepared_free (&o.run);
   sandbox_view_free (&o.run);
   free (rootfs);
   for (uint32_t i = 0; i < o.run.n_binds_rw; i++)

@@ -285,7 +285,7 @@ static const char *const backends[]
 /* Apptainer is Singularity's new name: either names the backend. */
 static const char *const backend_aliases[] = { "apptainer", "singularity", NULL };
 static const char *const local_networks[]
-    = { "loopback", "none", "host", NULL };
+    = { "loopback", "none", "host", "allowlist", NULL };
 static const char *const modal_modes[] = { "auto", "direct", "managed", NULL };
 static const char *const modal_networks[] = { "blocked", "open", NULL };
 static const char *const ssh_strict[] = { "accept-new", "yes", NULL };
@@ -353,7 +353,23 @@ static const struct cfg_key keys[] = {
     .choices = local_networks,
     .doc = "loopback: the sandbox's own network namespace with only `lo`; "
            "none: no network at all; host: the host's network, only where "
-           "helper.conf allows it." },
+           "helper.conf allows it; allowlist: only the names of network.allow "
+           "(docs/network.md)." },
+  { .key = "network.allow", .type = T_LIST, .check = &ARGV_WORD,
+    .doc = "With the allowlist network: the names a sandbox may reach, "
+           "`example.com`, `*.example.com` (names below it), each with "
+           "optional ports (`example.com:443`, `example.com:80,443`; none: "
+           "80 and 443).  Any other name does not resolve." },
+  { .key = "network.resolve", .type = T_MAP, .check_key = &ARGV_WORD,
+    .doc = "Addresses for allowed names, used instead of DNS "
+           "(`{\"mirror.test\": \"192.168.1.5\"}`)." },
+  { .key = "network.allow_ranges", .type = T_LIST, .check = &ARGV_WORD,
+    .doc = "CIDRs of loopback, private, link-local or metadata addresses an "
+           "allowed name may still resolve to (e.g. a local package mirror); "
+           "without one, such a name is refused." },
+  { .key = "network.upstream_ranges", .type = T_LIST, .check = &ARGV_WORD,
+    .doc = "CIDRs airlock may connect to on a sandbox's behalf at all; "
+           "empty: any.  A guard (the tests set 127.0.0.0/8)." },
   { .key = "local.memory", .type = T_STRING, .check = &MEMORY,
     .doc = "Memory limit (K, M, G, T: powers of 1024); unset: helper.conf's "
            "default." },

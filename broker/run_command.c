@@ -16,6 +16,7 @@
 #include "approval_prompt.h"
 #include "client_commands.h"
 #include "config.h"
+#include "egress_client.h"
 #include "local.h"
 #include "sandbox_options.h"
 
@@ -34,8 +35,9 @@ static const char run_usage[]
       "  --rootfs DIR         use DIR, a directory you own holding an unpacked\n"
       "                       image, as / instead of the host's system dirs\n"
       "  --timeout SEC        kill the sandbox after SEC seconds (exit 124)\n"
-      "  --network MODE       loopback (default), none, or host (only where\n"
-      "                       the administrator allows it)\n"
+      "  --network MODE       loopback (default), none, host (only where\n"
+      "                       the administrator allows it), or allowlist\n"
+      "                       (only the names of network.allow: docs/network.md)\n"
       "  --env NAME=VALUE     add to the sandbox's clean environment\n"
       "  --ro-bind SRC[:DST]  make SRC visible read-only at DST (default SRC)\n"
       "  --bind SRC[:DST]     make SRC visible read-write at DST\n"
@@ -135,6 +137,24 @@ field (const cJSON *r, const char *key)
 {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive (r, key);
   return cJSON_IsString (v) ? v->valuestring : NULL;
+}
+
+/* --network allowlist: the configuration's network.* keys, checked by
+ * airlock-egress (administrator caps included) before anything runs. */
+static int
+prepare_allowlist (struct local_run *r)
+{
+  char *err = NULL, hash[17];
+  struct airlock_config *cfg = config_load (&err);
+  if (!cfg || egress_prepare (cfg, r, hash, &err) < 0)
+    {
+      fprintf (stderr, "airlock run: %s\n", err ? err : "out of memory");
+      free (err);
+      config_free (cfg);
+      return AIRLOCK_EXIT_SETUP;
+    }
+  config_free (cfg);
+  return 0;
 }
 
 /* The approval gate for a one-shot run: 0 to run, else the exit status.
@@ -270,9 +290,11 @@ run_command (int argc, char **argv)
           r.network = AL_NET_NONE;
         else if (!strcmp (optarg, "host"))
           r.network = AL_NET_HOST;
+        else if (!strcmp (optarg, "allowlist"))
+          r.network = AL_NET_ALLOWLIST;
         else
-          return usage_error ("--network is loopback, none or host, not '%s'",
-                              optarg);
+          return usage_error ("--network is loopback, none, host or allowlist, "
+                              "not '%s'", optarg);
         break;
       case O_ENV:
         if (!strchr (optarg, '=') || optarg[0] == '=')
@@ -330,10 +352,13 @@ run_command (int argc, char **argv)
     }
   if ((rc = run_gate (argv + optind)))
     return rc;
+  if (r.network == AL_NET_ALLOWLIST && (rc = prepare_allowlist (&r)))
+    return rc;
   r.helper = getenv ("AIRLOCK_HELPER");
   if (!r.helper || !*r.helper)
     r.helper = HELPER_PATH;
   rc = local_run (&r);
+  egress_prepared_free (&r);
   sandbox_view_free (&r);
   return rc;
 }

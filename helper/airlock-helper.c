@@ -23,7 +23,10 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <linux/magic.h>
+#include <linux/if_tun.h>
 #include <net/if.h>
+#include <net/route.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -43,6 +46,7 @@
 #include "helper_conf.h"
 #include "resource_limits.h"
 #include "privilege.h"
+#include "egress_addresses.h"
 #include "protocol.h"
 #include "sandbox_fs.h"
 #include "seccomp_baseline.h"
@@ -321,6 +325,46 @@ loopback_up (void)
     fail (AL_STEP_LOOPBACK, errno, "cannot bring lo up");
 }
 
+/* network: allowlist.  A tap device made here lives in this new network
+ * namespace (the kernel puts it where /dev/net/tun was opened) and can
+ * never touch the host's.  It gets helper/egress_addresses.h's address and
+ * routes; its fd goes to the broker, whose stack is then the only thing the
+ * sandbox's packets can reach.  Invariant: this runs before the capability
+ * drop, and the sandbox's /dev has no net/tun to open another. */
+static void
+tap_up (void)
+{
+  struct ifreq ifr = { .ifr_name = EGRESS_TAP_NAME, .ifr_flags = IFF_TAP | IFF_NO_PI };
+  cleanup_fd int tap = open ("/dev/net/tun", O_RDWR | O_CLOEXEC);
+  if (tap < 0 || ioctl (tap, TUNSETIFF, &ifr) < 0)
+    fail (AL_STEP_LOOPBACK, errno, "cannot create a tap device from /dev/net/tun "
+          "(udev makes it mode 0666 on Debian; an administrator can do the same)");
+  cleanup_fd int sk = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (EGRESS_SANDBOX) },
+    gw = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (EGRESS_GATEWAY) },
+    host = { .sin_family = AF_INET, .sin_addr.s_addr = INADDR_BROADCAST };
+  memcpy (&ifr.ifr_addr, &me, sizeof me);
+  bool ok = sk >= 0 && ioctl (sk, SIOCSIFADDR, &ifr) == 0;
+  memcpy (&ifr.ifr_netmask, &host, sizeof host); /* a /32: every destination is routed */
+  ok = ok && ioctl (sk, SIOCSIFNETMASK, &ifr) == 0 && ioctl (sk, SIOCGIFFLAGS, &ifr) == 0;
+  ifr.ifr_flags |= IFF_UP;
+  ok = ok && ioctl (sk, SIOCSIFFLAGS, &ifr) == 0;
+  struct rtentry rt = { .rt_flags = RTF_UP | RTF_HOST, .rt_dev = ifr.ifr_name };
+  memcpy (&rt.rt_dst, &gw, sizeof gw);
+  memcpy (&rt.rt_genmask, &host, sizeof host);
+  ok = ok && ioctl (sk, SIOCADDRT, &rt) == 0;
+  rt = (struct rtentry) { .rt_flags = RTF_UP | RTF_GATEWAY, .rt_dev = ifr.ifr_name };
+  memcpy (&rt.rt_gateway, &gw, sizeof gw);
+  rt.rt_dst.sa_family = rt.rt_genmask.sa_family = AF_INET;
+  if (!ok || ioctl (sk, SIOCADDRT, &rt) < 0)
+    fail (AL_STEP_LOOPBACK, errno, "cannot address the tap device");
+  static struct al_writer w;
+  al_begin (&w, AL_MSG_REPORT);
+  al_put_u32 (&w, AL_F_EVENT, AL_EV_TAP);
+  if (!channel_send (&w, tap))
+    fail (AL_STEP_LOOPBACK, errno, "cannot hand the tap device to the broker");
+}
+
 static noreturn void
 sandbox_main (const struct plan *p, const struct caller *c,
               const struct helper_conf *conf, const struct limits *l,
@@ -349,8 +393,10 @@ sandbox_main (const struct plan *p, const struct caller *c,
   /* A cgroup namespace made now is rooted at the sandbox's own group. */
   if (unshare (CLONE_NEWCGROUP) < 0)
     fail (AL_STEP_NAMESPACES, errno, "cgroup namespace");
-  if (p->req->network == AL_NET_LOOPBACK)
+  if (p->req->network == AL_NET_LOOPBACK || p->req->network == AL_NET_ALLOWLIST)
     loopback_up ();
+  if (p->req->network == AL_NET_ALLOWLIST)
+    tap_up ();
   if (sethostname ("airlock", 7) < 0)
     fail (AL_STEP_NAMESPACES, errno, "sethostname");
   fs_build_root (p->req, c, p->memory);
@@ -427,7 +473,7 @@ report_started (pid_t pid, const struct limits *l, const struct caller *c)
   al_put_u32 (&w, AL_F_PID, (uint32_t) pid);
   al_put_u32 (&w, AL_F_LIMITS, l->kind);
   al_put_u32 (&w, AL_F_PRIVILEGE, c->mode); /* enum priv_mode is the wire's */
-  channel_send (&w);
+  channel_send (&w, -1);
 }
 
 static void
@@ -441,7 +487,7 @@ report_exit (int code, int sig, bool timed_out)
   else
     al_put_u32 (&w, AL_F_EXIT_CODE, (uint32_t) code);
   al_put_u32 (&w, AL_F_TIMED_OUT, timed_out);
-  channel_send (&w);
+  channel_send (&w, -1);
 }
 
 /* Wait for pid 1.  A timeout, or SIGINT/SIGTERM/SIGHUP sent to us, kills

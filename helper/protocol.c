@@ -191,7 +191,7 @@ store_field (struct decoder *d, uint16_t type, const uint8_t *v, uint32_t n,
         break;
       }
     case AL_F_NETWORK:
-      if (u > AL_NET_HOST)
+      if (u > AL_NET_ALLOWLIST)
         FAIL ("unknown network mode");
       run->network = u;
       break;
@@ -265,6 +265,8 @@ check_complete (const struct al_message *m, const char **why)
     case AL_EV_EXITED:
       if (HAS (r, AL_F_EXIT_CODE) == HAS (r, AL_F_SIGNAL))
         FAIL ("exited report needs exactly one of exit code and signal");
+      return 0;
+    case AL_EV_TAP:
       return 0;
     default:
       FAIL ("unknown event");

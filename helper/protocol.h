@@ -78,7 +78,10 @@ enum al_field_type {
   AL_F_PRIVILEGE = 41,  /* u32 enum al_privilege: the helper's mode */
 };
 
-enum al_network { AL_NET_LOOPBACK = 0, AL_NET_NONE = 1, AL_NET_HOST = 2 };
+/* ALLOWLIST: `lo` and a tap device (helper/egress_addresses.h) whose fd the
+ * helper hands to the broker; the broker's stack decides every flow. */
+enum al_network { AL_NET_LOOPBACK = 0, AL_NET_NONE = 1, AL_NET_HOST = 2,
+                  AL_NET_ALLOWLIST = 3 };
 
 enum al_event {
   AL_EV_STARTED = 1,      /* PID, LIMITS and PRIVILEGE follow; pid 1 exists,
@@ -86,6 +89,8 @@ enum al_event {
                              follows) */
   AL_EV_SETUP_FAILED = 2, /* STEP, ERRNO, MESSAGE follow */
   AL_EV_EXITED = 3,       /* EXIT_CODE or SIGNAL, and TIMED_OUT */
+  AL_EV_TAP = 4,          /* network ALLOWLIST: the sandbox's tap device
+                             rides with this report (SCM_RIGHTS, one fd) */
 };
 
 enum al_limits { AL_LIMITS_RLIMIT = 1, AL_LIMITS_CGROUP_V1 = 2, AL_LIMITS_CGROUP_V2 = 3 };

@@ -14,14 +14,29 @@ int channel_fd = -1;
 static struct al_writer writer;
 
 bool
-channel_send (struct al_writer *w)
+channel_send (struct al_writer *w, int fd)
 {
   size_t n = al_finish (w);
   if (n == 0 || channel_fd < 0)
     return false;
+  struct iovec iov = { .iov_base = w->buf, .iov_len = n };
+  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+  union {
+    struct cmsghdr align;
+    char buf[CMSG_SPACE (sizeof (int))];
+  } ctl;
+  if (fd >= 0)
+    {
+      mh.msg_control = ctl.buf;
+      mh.msg_controllen = sizeof ctl.buf;
+      struct cmsghdr *c = CMSG_FIRSTHDR (&mh);
+      *c = (struct cmsghdr) { .cmsg_len = CMSG_LEN (sizeof fd),
+                              .cmsg_level = SOL_SOCKET, .cmsg_type = SCM_RIGHTS };
+      memcpy (CMSG_DATA (c), &fd, sizeof fd);
+    }
   ssize_t r;
   do
-    r = send (channel_fd, w->buf, n, MSG_NOSIGNAL);
+    r = sendmsg (channel_fd, &mh, MSG_NOSIGNAL);
   while (r < 0 && errno == EINTR);
   return r == (ssize_t) n;
 }
@@ -41,7 +56,7 @@ fail (enum al_step step, int err, const char *fmt, ...)
   al_put_u32 (w, AL_F_STEP, step);
   al_put_u32 (w, AL_F_ERRNO, (uint32_t) err);
   al_put_str (w, AL_F_MESSAGE, msg);
-  if (!channel_send (w))
+  if (!channel_send (w, -1))
     {
       /* No broker to tell: stderr is the only place left.  fd 2 is valid
        * (sanitize_process() reopened it on /dev/null if it was closed). */

@@ -24,9 +24,9 @@ extern int channel_fd;
 noreturn void fail (enum al_step step, int err, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 
-/* Send a finished message on the channel; false when it could not be sent
- * (the broker went away). */
-bool channel_send (struct al_writer *w);
+/* Send a finished message on the channel, with fd riding along when it is
+ * not -1; false when it could not be sent (the broker went away). */
+bool channel_send (struct al_writer *w, int fd);
 
 static inline void
 close_fdp (int *fd)
