@@ -370,6 +370,14 @@ backend_shorthands (const struct airlock_config *cfg, const cJSON *req,
         ok = strcmp (b, "local") && strcmp (b, "ssh");
       else if (!strcmp (fields[i], "memory"))
         ok = !strcmp (b, "local") || !strcmp (b, "docker") || !strcmp (b, "singularity");
+      else if (!strcmp (val, "allowlist") && strcmp (b, "local"))
+        {
+          /* Refused, never run unfiltered: the one failure worse than none. */
+          cJSON_Delete (item);
+          return xprintf ("network \"allowlist\": the %s backend cannot enforce "
+                          "an allowlist (only the local backend can: "
+                          "docs/network.md); nothing was opened", b);
+        }
       else if (!strcmp (b, "singularity"))
         {
           /* singularity.network false: a namespace with only lo. */

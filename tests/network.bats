@@ -1,0 +1,274 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
+# `network: allowlist` end to end, through the real helper of each privilege
+# mode and airlock-egress: a sandbox reaches exactly the allowed names.
+#
+# Nothing leaves this machine: the upstream servers (tests/network/servers.py)
+# listen on 127.0.0.1 (allowed.test) and 127.0.0.2 (other.test), the config
+# maps the names there with network.resolve, and network.upstream_ranges
+# 127.0.0.0/8 stops airlock-egress from connecting anywhere else, whatever
+# the policy says.
+
+load helpers
+
+setup_file () {
+  export NET="$T/network"
+  rm -rf "$NET"
+  mkdir -p "$NET"
+  chmod 0755 "$NET"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=allowed.test \
+    -addext subjectAltName=DNS:allowed.test,DNS:other.test \
+    -keyout "$NET/key.pem" -out "$NET/cert.pem" 2>/dev/null
+  chmod 0644 "$NET/cert.pem"
+  setsid python3 "$BATS_TEST_DIRNAME/network/servers.py" "$NET" "$NET/cert.pem" "$NET/key.pem" \
+    > "$NET/servers.log" 2>&1 < /dev/null &
+  echo $! > "$NET/servers.pid"
+  for _ in $(seq 100); do [ -s "$NET/ports" ] && break; sleep 0.1; done
+  [ -s "$NET/ports" ]
+}
+
+teardown_file () {
+  kill "$(cat "$NET/servers.pid")" 2>/dev/null || true
+}
+
+setup () {
+  read -r HTTP1 HTTPS1 HTTP2 HTTPS2 UDP1 < "$NET/ports"
+  RUNDIR="$T/xdg-net-$BATS_TEST_NUMBER"
+  mkdir -p "$RUNDIR"
+  chown "$TEST_USER" "$RUNDIR"
+  chmod 0700 "$RUNDIR"
+  CFG="$RUNDIR/config.json"
+  write_config "\"allowed.test:$HTTP1,$HTTPS1\""
+  ADMIN_RULES="$(dirname "$HELPER_CONF")/policy.rules"
+  AUDIT="$TEST_HOME/.local/state/airlock/audit.log"
+  export EXTRA_ENV="XDG_RUNTIME_DIR=$RUNDIR AIRLOCK_CONFIG=$CFG AIRLOCK_SUPERVISOR=$AIRLOCK_SUPERVISOR AIRLOCK_DAEMON_IDLE_EXIT=30"
+}
+
+teardown () {
+  stop_daemon
+  rm -f "$ADMIN_RULES"
+}
+
+# The allowlist config: allow entries (JSON strings), then optional extra
+# keys of "network" as JSON text.
+write_config () {
+  cat > "$CFG" <<JSON
+{"network": {"allow": [$1],
+             "resolve": {"allowed.test": "127.0.0.1", "other.test": "127.0.0.2"},
+             "allow_ranges": ["127.0.0.1/32", "127.0.0.2/32"],
+             "upstream_ranges": ["127.0.0.0/8"]${2:+, $2}}}
+JSON
+  chown "$TEST_USER" "$CFG"
+}
+
+# airlock run with the allowlist, bounded.
+nrun () {
+  as_user timeout -k 5 60 "$AIRLOCK" run --network allowlist -- "$@"
+}
+
+# Lines of the audit log written by airlock-egress since the test began.
+net_audit () {
+  grep '"decided_by":"network-allowlist"' "$AUDIT" 2>/dev/null | tail -n "${1:-50}"
+}
+
+@test "network: curl reaches an allowed name over HTTP and HTTPS, proxies or not" {
+  run nrun curl -sS --max-time 20 "http://allowed.test:$HTTP1/"
+  [ "$status" -eq 0 ]
+  [ "$output" = "allowed host=allowed.test:$HTTP1" ]
+  run nrun curl -sS --max-time 20 --noproxy '*' --cacert "$NET/cert.pem" "https://allowed.test:$HTTPS1/"
+  [ "$status" -eq 0 ]
+  [ "$output" = "allowed host=allowed.test:$HTTPS1" ]
+  # The sandbox sees a fake address, never the real one.
+  run nrun getent ahostsv4 allowed.test
+  [ "$status" -eq 0 ]
+  [[ "${lines[0]}" == 10.99.* ]]
+}
+
+@test "network: Python's urllib and Node's fetch reach it too, with no proxy settings" {
+  run nrun python3 -c "import ssl, urllib.request as u; c = ssl.create_default_context(cafile='$NET/cert.pem'); print(u.urlopen('https://allowed.test:$HTTPS1/', context=c, timeout=20).read().decode().strip())"
+  [ "$status" -eq 0 ]
+  [ "$output" = "allowed host=allowed.test:$HTTPS1" ]
+  command -v node || skip "node is not installed"
+  EXTRA_ENV+=" NODE_EXTRA_CA_CERTS=$NET/cert.pem" run nrun node -e "fetch('https://allowed.test:$HTTPS1/').then(r => r.text()).then(t => process.stdout.write(t), e => { console.error(e.cause || e); process.exit(3); })"
+  [ "$status" -eq 0 ]
+  [ "$output" = "allowed host=allowed.test:$HTTPS1" ]
+}
+
+@test "network: a name the allowlist does not hold does not resolve" {
+  run nrun getent hosts other.test
+  [ "$status" -ne 0 ]
+  run nrun curl -sS --max-time 20 "http://other.test:$HTTP2/"
+  [ "$status" -eq 6 ] # could not resolve host
+  net_audit | grep '"decision":"deny"' | grep -q other.test
+}
+
+@test "network: a large download through the stack arrives intact" {
+  run nrun sh -c "curl -sS --max-time 60 --cacert $NET/cert.pem https://allowed.test:$HTTPS1/big | sha256sum"
+  [ "$status" -eq 0 ]
+  [ "${output%% *}" = "$(cat "$NET/big.sha256")" ]
+}
+
+@test "network: any address but an allowed fake one is refused by the stack, at once" {
+  # The gateway, another address of the stack's network, a real address.
+  for target in 10.99.0.1 10.99.0.50 10.99.200.7 127.0.0.1; do
+    start=$(date +%s)
+    run nrun python3 -c "
+import socket, sys
+s = socket.socket(); s.settimeout(15)
+try:
+    s.connect(('$target', $HTTP1))
+except OSError as e:
+    print(type(e).__name__); sys.exit(1)
+print('connected')"
+    echo "$target: $output"
+    [ "$status" -eq 1 ]
+    [ "$output" != connected ]
+    [ $(( $(date +%s) - start )) -lt 14 ] # refused, not left to time out
+  done
+  net_audit | grep '"decision":"deny"' | grep -q 10.99.0.50
+}
+
+@test "network: TLS whose SNI names another host is refused, and so is HTTP with another Host" {
+  fake=$(nrun getent ahostsv4 allowed.test | awk 'NR == 1 { print $1 }')
+  [[ "$fake" == 10.99.* ]]
+  run nrun curl -sS --max-time 20 --cacert "$NET/cert.pem" --resolve "other.test:$HTTPS1:$fake" "https://other.test:$HTTPS1/"
+  [ "$status" -ne 0 ]
+  [[ "$output" != *"other host"* ]]
+  run nrun curl -sS --max-time 20 -H 'Host: other.test' "http://allowed.test:$HTTP1/"
+  [ "$status" -ne 0 ]
+  [[ "$output" != *host=* ]]
+  # The upstream server saw neither.
+  ! grep -q "host=other.test" "$NET/requests" || false
+  net_audit | grep '"decision":"deny"' | grep -q '"sni":"other.test"'
+  net_audit | grep '"decision":"deny"' | grep -q '"host":"other.test"'
+}
+
+@test "network: a port the rule does not name is refused" {
+  write_config '"allowed.test:443"'
+  run nrun curl -sS --max-time 20 "http://allowed.test:$HTTP1/"
+  [ "$status" -ne 0 ]
+  [[ "$output" != *"allowed host"* ]]
+}
+
+@test "network: UDP to anything but the resolver is refused and never delivered" {
+  run nrun python3 -c "
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for a in ('10.99.0.1', '10.99.0.50', '127.0.0.1'):
+    s.sendto(b'x' * 100, (a, $UDP1))
+fake = socket.gethostbyname('allowed.test')
+s.sendto(b'y' * 100, (fake, $UDP1))
+print('sent')"
+  [ "$status" -eq 0 ]
+  sleep 1
+  [ ! -s "$NET/udp" ]
+  net_audit | grep '"decision":"deny"' | grep -q UDP
+}
+
+@test "network: each decision is in the audit log with the name, address, port and rule" {
+  run nrun curl -sS --max-time 20 --cacert "$NET/cert.pem" "https://allowed.test:$HTTPS1/"
+  [ "$status" -eq 0 ]
+  line=$(net_audit | grep '"decision":"allow"' | tail -n 1)
+  echo "$line"
+  echo "$line" | python3 -c "
+import json, sys
+e = json.loads(sys.stdin.read())
+n = e['network']
+assert n['name'] == 'allowed.test', n
+assert n['address'] == '127.0.0.1', n
+assert n['port'] == $HTTPS1, n
+assert n['sni'] == 'allowed.test', n
+assert e['rules'] == ['allowed.test:$HTTP1,$HTTPS1'], e"
+}
+
+@test "network: special addresses are refused unless a range opens them; the upstream guard holds" {
+  # other.test -> 127.0.0.2, loopback: allowed by name, but no range opens it.
+  cat > "$CFG" <<JSON
+{"network": {"allow": ["other.test:$HTTP2"], "resolve": {"other.test": "127.0.0.2"},
+             "upstream_ranges": ["127.0.0.0/8"]}}
+JSON
+  run nrun curl -sS --max-time 20 "http://other.test:$HTTP2/"
+  [ "$status" -ne 0 ]
+  net_audit | grep '"decision":"deny"' | grep -q 'loopback'
+  # Opened by a range, but outside upstream_ranges: still refused.
+  cat > "$CFG" <<JSON
+{"network": {"allow": ["other.test:$HTTP2"], "resolve": {"other.test": "127.0.0.2"},
+             "allow_ranges": ["127.0.0.0/8"], "upstream_ranges": ["127.0.0.1/32"]}}
+JSON
+  run nrun curl -sS --max-time 20 "http://other.test:$HTTP2/"
+  [ "$status" -ne 0 ]
+  net_audit | grep '"decision":"deny"' | grep -q 'upstream_ranges'
+  # Both open: it works.
+  cat > "$CFG" <<JSON
+{"network": {"allow": ["other.test:$HTTP2"], "resolve": {"other.test": "127.0.0.2"},
+             "allow_ranges": ["127.0.0.2/32"], "upstream_ranges": ["127.0.0.0/8"]}}
+JSON
+  run nrun curl -sS --max-time 20 "http://other.test:$HTTP2/"
+  [ "$status" -eq 0 ]
+  [ "$output" = "other host=other.test:$HTTP2" ]
+}
+
+@test "network: a bad allowlist is refused before anything runs, naming the entry" {
+  write_config '"allowed.test:99999"'
+  run nrun echo ran
+  [ "$status" -eq 125 ]
+  [[ "$output" != *ran* ]]
+  [[ "$output" == *99999* ]]
+}
+
+@test "network: the administrator's caps in policy.rules limit what a user may allow" {
+  mkdir -p "$(dirname "$ADMIN_RULES")"
+  printf '%s\n' 'network-allow *.example.org' > "$ADMIN_RULES"
+  chmod 0644 "$ADMIN_RULES"
+  run nrun echo ran
+  [ "$status" -eq 125 ]
+  [[ "$output" != *ran* ]]
+  [[ "$output" == *allowed.test* ]]
+  printf '%s\n' 'network-allow allowed.test' 'network-range 127.0.0.0/8' > "$ADMIN_RULES"
+  run nrun curl -sS --max-time 20 "http://allowed.test:$HTTP1/"
+  [ "$status" -eq 0 ]
+  printf '%s\n' 'network-allow allowed.test' 'network-range 10.0.0.0/8' > "$ADMIN_RULES"
+  run nrun echo ran
+  [ "$status" -eq 125 ]
+  [[ "$output" == *127.0.0.1/32* ]]
+}
+
+@test "network: a session with the allowlist network, its posture and its stack's end" {
+  as_user "$AIRLOCK" session open s --network allowlist
+  run as_user "$AIRLOCK" exec s -- curl -sS --max-time 20 "http://allowed.test:$HTTP1/"
+  [ "$status" -eq 0 ]
+  [ "$output" = "allowed host=allowed.test:$HTTP1" ]
+  run as_user "$AIRLOCK" exec s -- getent hosts other.test
+  [ "$status" -ne 0 ]
+  run sh -c "printf '%s\n' '{\"id\":1,\"op\":\"exec\",\"session\":\"s\",\"command\":\"true\"}' | runuser -u $TEST_USER -- env -i HOME=$TEST_HOME PATH=/usr/bin:/bin $EXTRA_ENV AIRLOCK_HELPER=$AIRLOCK_HELPER AIRLOCK_DAEMON=${AIRLOCK_DAEMON:-} $AIRLOCK serve"
+  echo "$output"
+  echo "$output" | grep -q '"network":"allowlist"'
+  echo "$output" | grep -Eq '"network_policy":"[0-9a-f]{16}"'
+  pid=$(pgrep -u "$TEST_USER" -f "airlock-egress --session s" | head -n 1)
+  [ -n "$pid" ]
+  as_user "$AIRLOCK" session close s
+  ended "$pid" 10
+}
+
+@test "network: airlock-egress ends with the command, and a killed one leaves the sandbox without network, not hanging" {
+  run nrun sh -c 'echo $$'
+  [ "$status" -eq 0 ]
+  ! pgrep -u "$TEST_USER" -f airlock-egress || false
+  as_user "$AIRLOCK" session open k --network allowlist
+  pid=$(pgrep -u "$TEST_USER" -f "airlock-egress --session k" | head -n 1)
+  [ -n "$pid" ]
+  kill -KILL "$pid"
+  run as_user timeout -k 5 60 "$AIRLOCK" exec k -- curl -sS --max-time 10 "http://allowed.test:$HTTP1/"
+  [ "$status" -ne 0 ]
+  [ "$status" -ne 124 ]
+  as_user "$AIRLOCK" session close k
+}
+
+@test "network: a backend that cannot enforce the allowlist refuses it at open" {
+  for b in docker singularity ssh modal daytona; do
+    run as_user "$AIRLOCK" session open "x$b" --backend "$b" --network allowlist
+    echo "$b: $output"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"cannot enforce an allowlist"* ]]
+  done
+}
