@@ -355,21 +355,6 @@ static const struct cfg_key keys[] = {
            "none: no network at all; host: the host's network, only where "
            "helper.conf allows it; allowlist: only the names of network.allow "
            "(docs/network.md)." },
-  { .key = "network.allow", .type = T_LIST, .check = &ARGV_WORD,
-    .doc = "With the allowlist network: the names a sandbox may reach, "
-           "`example.com`, `*.example.com` (names below it), each with "
-           "optional ports (`example.com:443`, `example.com:80,443`; none: "
-           "80 and 443).  Any other name does not resolve." },
-  { .key = "network.resolve", .type = T_MAP, .check_key = &ARGV_WORD,
-    .doc = "Addresses for allowed names, used instead of DNS "
-           "(`{\"mirror.test\": \"192.168.1.5\"}`)." },
-  { .key = "network.allow_ranges", .type = T_LIST, .check = &ARGV_WORD,
-    .doc = "CIDRs of loopback, private, link-local or metadata addresses an "
-           "allowed name may still resolve to (e.g. a local package mirror); "
-           "without one, such a name is refused." },
-  { .key = "network.upstream_ranges", .type = T_LIST, .check = &ARGV_WORD,
-    .doc = "CIDRs airlock may connect to on a sandbox's behalf at all; "
-           "empty: any.  A guard (the tests set 127.0.0.0/8)." },
   { .key = "local.memory", .type = T_STRING, .check = &MEMORY,
     .doc = "Memory limit (K, M, G, T: powers of 1024); unset: helper.conf's "
            "default." },
@@ -387,6 +372,21 @@ static const struct cfg_key keys[] = {
     .doc = "Host paths visible read-only in the sandbox, at DEST (default: "
            "the same path)." },
 
+  { .key = "network.allow", .type = T_LIST, .check = &ARGV_WORD,
+    .doc = "With the allowlist network: the names a sandbox may reach, "
+           "`example.com`, `*.example.com` (names below it), each with "
+           "optional ports (`example.com:443`, `example.com:80,443`; none: "
+           "80 and 443).  Any other name does not resolve." },
+  { .key = "network.resolve", .type = T_MAP, .check_key = &ARGV_WORD,
+    .doc = "Addresses for allowed names, used instead of DNS "
+           "(`{\"mirror.test\": \"192.168.1.5\"}`)." },
+  { .key = "network.allow_ranges", .type = T_LIST, .check = &ARGV_WORD,
+    .doc = "CIDRs of loopback, private, link-local or metadata addresses an "
+           "allowed name may still resolve to (e.g. a local package mirror); "
+           "without one, such a name is refused." },
+  { .key = "network.upstream_ranges", .type = T_LIST, .check = &ARGV_WORD,
+    .doc = "CIDRs airlock may connect to on a sandbox's behalf at all; "
+           "empty: any.  A guard (the tests set 127.0.0.0/8)." },
   { .key = "docker.image", .type = T_STRING, .sdef = "debian:bookworm-slim",
     .doc = "Image of the session container; it must contain `bash`." },
   { .key = "docker.network", .type = T_BOOL, .bdef = false,
@@ -678,6 +678,7 @@ static const struct
   { "jobs", "Background jobs" },
   { "policy", "The approval gate" },
   { "local", "local: a namespace sandbox on this host" },
+  { "network", "network: the allowlist of local sandboxes" },
   { "docker", "docker: a container of the local Docker Engine" },
   { "ssh", "ssh: a remote host through OpenSSH" },
   { "singularity", "singularity: an Apptainer or Singularity instance" },

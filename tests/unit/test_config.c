@@ -655,7 +655,7 @@ test_file_enum_errors (void **state)
                    "modal.mode: expected one of auto, direct, managed, got \"cheap\"");
   user_file_fails (
       "{ \"local\": { \"network\": \"bridge\" } }",
-      "local.network: expected one of loopback, none, host, got \"bridge\"");
+      "local.network: expected one of loopback, none, host, allowlist, got \"bridge\"");
 }
 
 static void
