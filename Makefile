@@ -435,6 +435,7 @@ deps:
 bench: all $(BUILDDIR)/gate-bench
 	$(BUILDDIR)/gate-bench policy/default.rules
 	BUILDDIR=$(BUILDDIR) tests/bench/bench.sh
+	BUILDDIR=$(BUILDDIR) tests/bench/network_bench.sh
 
 # The peers an agent would pick instead (Anthropic's srt, OpenAI's codex
 # sandbox), pinned by tests/bench/peers/package-lock.json, into

@@ -10,7 +10,8 @@ receives (nothing may reach it from a sandbox).
 writes DIR/ports ("http1 https1 http2 https2 udp", once every socket
 listens), logs each request to DIR/requests, each datagram to DIR/udp, and
 runs until killed.  GET / answers "<label> host=<Host>"; GET /big answers
-2 MiB of a fixed pattern (its sha256 is in DIR/big.sha256)."""
+2 MiB of a fixed pattern (its sha256 is in DIR/big.sha256); GET /bytes/N,
+N bytes (for make bench, not logged)."""
 import hashlib
 import http.server
 import os
@@ -35,6 +36,16 @@ def handler_for(label):
 
         def do_GET(self):
             host = self.headers.get("Host", "")
+            if self.path.startswith("/bytes/"):  # make bench: unlogged, streamed
+                n = int(self.path[7:])
+                self.send_response(200)
+                self.send_header("Content-Length", str(n))
+                self.end_headers()
+                chunk = BIG[:65536]
+                while n > 0:
+                    self.wfile.write(chunk[:min(n, len(chunk))])
+                    n -= len(chunk)
+                return
             log("requests", f"{label} {self.path} host={host}")
             body = BIG if self.path == "/big" else f"{label} host={host}\n".encode()
             self.send_response(200)
