@@ -280,6 +280,11 @@ UNIT_SRCS_modal_mode := policy/modal_mode.c policy/xalloc.c
 UNIT_SRCS_audit_log := policy/audit_log.c policy/audit_dirs.c policy/redact.c policy/xalloc.c
 UNIT_SRCS_docker_risk := policy/docker_risk.c policy/xalloc.c
 UNIT_TESTS += protected_paths
+# issue 18: the egress allowlist's decisions and the parsers of what a
+# sandbox sends before a flow is decided.
+UNIT_TESTS += egress_policy egress_wire
+UNIT_SRCS_egress_policy := policy/egress_policy.c policy/xalloc.c
+UNIT_SRCS_egress_wire := backends/egress_wire.c
 UNIT_SRCS_protected_paths := policy/protected_paths.c policy/xalloc.c
 # backends/docker: the Engine API client against an in-process fake socket.
 UNIT_TESTS += docker_engine

@@ -480,7 +480,8 @@ http_peek_host (const uint8_t *data, size_t len, char *name, size_t cap)
       const uint8_t *lf = memchr (data + pos, '\n', len - pos);
       size_t line_len = (lf ? (size_t) (lf - data) : len) - pos;
       const uint8_t *line = data + pos;
-      if (lf && line_len > 0 && line[line_len - 1] == '\r')
+      /* The CR of CRLF; at the cut end of a partial line it may be one. */
+      if (line_len > 0 && line[line_len - 1] == '\r')
         line_len--;
       if (memchr (line, '\r', line_len) || memchr (line, '\0', line_len))
         return PEEK_INVALID; /* a bare CR or a NUL inside a line */
