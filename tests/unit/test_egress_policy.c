@@ -477,8 +477,8 @@ test_caps (void **state)
   assert_int_equal (egress_cidr_parse ("fd00::/8", &ranges[1], &err), 0);
 
   static const char *const inside[] = {
-    "{\"allow\": [\"deb.debian.org\", \"*.deb.debian.org\", "
-    "\"*.debian.org:22\"]}",
+    ("{\"allow\": [\"deb.debian.org\", \"*.deb.debian.org\", "
+     "\"*.debian.org:22\"]}"),
     "{\"allow\": [\"pypi.org:443\", \"files.test:8080,80\"]}",
     "{\"allow_ranges\": [\"10.1.0.0/16\", \"10.0.0.0/8\", \"fd00:1::1\"]}",
     "{}",
@@ -551,18 +551,18 @@ test_hash (void **state)
   assert_string_equal (a, b);
   /* Everything else does. */
   static const char *const other[] = {
-    "{\"allow\": [\"b.test\", \"a.test\"], \"resolve\": {\"a.test\": "
-    "\"127.0.0.1\", \"b.test\": \"::1\"}, \"upstream_ranges\": [\"127.0.0.0/8\"]}",
-    "{\"allow\": [\"a.test\", \"b.test:443\"], \"resolve\": {\"a.test\": "
-    "\"127.0.0.1\", \"b.test\": \"::1\"}, \"upstream_ranges\": [\"127.0.0.0/8\"]}",
-    "{\"allow\": [\"a.test\", \"b.test\"], \"resolve\": {\"a.test\": "
-    "\"127.0.0.2\", \"b.test\": \"::1\"}, \"upstream_ranges\": [\"127.0.0.0/8\"]}",
-    "{\"allow\": [\"a.test\", \"b.test\"], \"resolve\": {\"a.test\": "
-    "\"127.0.0.1\", \"b.test\": \"::1\"}, \"upstream_ranges\": [\"127.0.0.0/16\"]}",
-    "{\"allow\": [\"a.test\", \"b.test\"], \"resolve\": {\"a.test\": "
-    "\"127.0.0.1\", \"b.test\": \"::1\"}, \"allow_ranges\": [\"127.0.0.0/8\"]}",
-    "{\"allow\": [\"a.test\", \"b.test\"], \"resolve\": {\"a.test\": "
-    "\"127.0.0.1\"}, \"upstream_ranges\": [\"127.0.0.0/8\"]}",
+    ("{\"allow\": [\"b.test\", \"a.test\"], \"resolve\": {\"a.test\": "
+    "\"127.0.0.1\", \"b.test\": \"::1\"}, \"upstream_ranges\": [\"127.0.0.0/8\"]}"),
+    ("{\"allow\": [\"a.test\", \"b.test:443\"], \"resolve\": {\"a.test\": "
+    "\"127.0.0.1\", \"b.test\": \"::1\"}, \"upstream_ranges\": [\"127.0.0.0/8\"]}"),
+    ("{\"allow\": [\"a.test\", \"b.test\"], \"resolve\": {\"a.test\": "
+    "\"127.0.0.2\", \"b.test\": \"::1\"}, \"upstream_ranges\": [\"127.0.0.0/8\"]}"),
+    ("{\"allow\": [\"a.test\", \"b.test\"], \"resolve\": {\"a.test\": "
+    "\"127.0.0.1\", \"b.test\": \"::1\"}, \"upstream_ranges\": [\"127.0.0.0/16\"]}"),
+    ("{\"allow\": [\"a.test\", \"b.test\"], \"resolve\": {\"a.test\": "
+    "\"127.0.0.1\", \"b.test\": \"::1\"}, \"allow_ranges\": [\"127.0.0.0/8\"]}"),
+    ("{\"allow\": [\"a.test\", \"b.test\"], \"resolve\": {\"a.test\": "
+    "\"127.0.0.1\"}, \"upstream_ranges\": [\"127.0.0.0/8\"]}"),
     "{}",
   };
   for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
