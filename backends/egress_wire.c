@@ -299,8 +299,7 @@ tls_peek_sni (const uint8_t *data, size_t len, char *name, size_t cap)
   size_t hs_len = 0;
   size_t want = 4; /* handshake header, then the whole message */
   size_t pos = 0;
-  bool truncated = len > EGRESS_PEEK_MAX; /* more than we ever read */
-  if (truncated)
+  if (len > EGRESS_PEEK_MAX) /* more than airlock-egress ever reads */
     len = EGRESS_PEEK_MAX;
 
   if (!data || !name || cap == 0)
