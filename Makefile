@@ -275,12 +275,17 @@ UNIT_SRCS_config := broker/config.c policy/xalloc.c backends/size_text.c
 # shipped rule file (policy/default.rules).
 UNIT_TESTS += shell_parse rules gate modal_mode audit_log docker_risk
 UNIT_SRCS_shell_parse := policy/shell_parse.c policy/normalize.c policy/inline_code.c
-UNIT_SRCS_rules := policy/rules.c policy/shell_parse.c policy/normalize.c policy/inline_code.c policy/xalloc.c
-UNIT_SRCS_gate := policy/gate.c policy/rules.c policy/shell_parse.c policy/normalize.c policy/inline_code.c policy/xalloc.c
+UNIT_SRCS_rules := policy/rules.c policy/egress_policy.c policy/shell_parse.c policy/normalize.c policy/inline_code.c policy/xalloc.c
+UNIT_SRCS_gate := policy/gate.c policy/rules.c policy/egress_policy.c policy/shell_parse.c policy/normalize.c policy/inline_code.c policy/xalloc.c
 UNIT_SRCS_modal_mode := policy/modal_mode.c policy/xalloc.c
 UNIT_SRCS_audit_log := policy/audit_log.c policy/audit_dirs.c policy/redact.c policy/xalloc.c
 UNIT_SRCS_docker_risk := policy/docker_risk.c policy/xalloc.c
 UNIT_TESTS += protected_paths
+# issue 18: the egress allowlist's decisions and the parsers of what a
+# sandbox sends before a flow is decided.
+UNIT_TESTS += egress_policy egress_wire
+UNIT_SRCS_egress_policy := policy/egress_policy.c policy/xalloc.c
+UNIT_SRCS_egress_wire := backends/egress_wire.c
 UNIT_SRCS_protected_paths := policy/protected_paths.c policy/xalloc.c
 # backends/docker: the Engine API client against an in-process fake socket.
 UNIT_TESTS += docker_engine
@@ -337,7 +342,7 @@ $(BUILDDIR)/fuzz_gate: fuzz/fuzz_gate.c $$(GATE_SRCS) $(wildcard policy/*.h) pol
 	$(CLANG) -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=undefined -Ipolicy \
 	  -DFUZZ_DEFAULT_RULES='"$(CURDIR)/policy/default.rules"' -o $@ fuzz/fuzz_gate.c \
-	  $(GATE_SRCS) $(shell $(PKG) --libs libpcre2-8) $(BROKER_LIBS)
+	  $(GATE_SRCS) $(shell $(PKG) --libs libpcre2-8 libcjson) $(BROKER_LIBS)
 
 # what the Modal client reads off the network: the protobuf decoder and
 # the gRPC frame reassembler.
@@ -348,11 +353,19 @@ $(BUILDDIR)/fuzz_protobuf: fuzz/fuzz_protobuf.c $(FUZZ_PROTOBUF_SRCS) backends/p
 	  -fno-sanitize-recover=undefined -Ibackends -o $@ fuzz/fuzz_protobuf.c \
 	  $(FUZZ_PROTOBUF_SRCS) $(shell $(PKG) --cflags --libs libcurl)
 
+# what airlock-egress reads from a sandbox before it decides a flow: DNS
+# queries, TLS ClientHellos, HTTP request heads.
+$(BUILDDIR)/fuzz_egress_wire: fuzz/fuzz_egress_wire.c backends/egress_wire.c backends/egress_wire.h Makefile
+	@mkdir -p $(BUILDDIR)
+	$(CLANG) -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined -Ibackends -o $@ fuzz/fuzz_egress_wire.c \
+	  backends/egress_wire.c
+
 # ---- fuzzing: every harness for FUZZ_SECONDS each ----
 # Seeds: the checked-in fuzz/corpus/NAME when there is one (text inputs),
 # else written by make_seeds (binary protocol messages).
 FUZZ_SECONDS ?= 60
-FUZZERS := protocol shell_parse gate protobuf
+FUZZERS := protocol shell_parse gate protobuf egress_wire
 fuzz: $(foreach f,$(FUZZERS),$(BUILDDIR)/fuzz_$(f)) $(BUILDDIR)/make_seeds
 	@for f in $(FUZZERS); do \
 	  mkdir -p $(BUILDDIR)/fuzz/$$f/corpus $(BUILDDIR)/fuzz/$$f/artifacts; \
@@ -371,7 +384,7 @@ TEST_TOOLS := $(BUILDDIR)/airlock-probe $(BUILDDIR)/airlock-hostile $(BUILDDIR)/
               $(foreach t,$(UNIT_TESTS),$(BUILDDIR)/test_$(t)) \
               $(BUILDDIR)/airlock-session-driver \
               $(BUILDDIR)/fuzz_protocol $(BUILDDIR)/fuzz_shell_parse $(BUILDDIR)/fuzz_gate \
-              $(BUILDDIR)/fuzz_protobuf \
+              $(BUILDDIR)/fuzz_protobuf $(BUILDDIR)/fuzz_egress_wire \
               $(BUILDDIR)/make_seeds
 
 # The whole suite: unit tests, a fuzz smoke run under ASan+UBSan, and the
@@ -451,11 +464,11 @@ bench-peers:
 	cp tests/bench/peers/package.json tests/bench/peers/package-lock.json $(BUILDDIR)/peers/
 	cd $(BUILDDIR)/peers && npm ci --no-audit --no-fund --loglevel=error
 
-GATE_SRCS := policy/gate.c policy/rules.c policy/shell_parse.c policy/normalize.c policy/inline_code.c policy/xalloc.c
+GATE_SRCS := policy/gate.c policy/rules.c policy/egress_policy.c policy/shell_parse.c policy/normalize.c policy/inline_code.c policy/xalloc.c
 $(BUILDDIR)/gate-bench: tests/bench/gate_bench.c $(GATE_SRCS) $(wildcard policy/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ipolicy -o $@ tests/bench/gate_bench.c $(GATE_SRCS) $(LDHARDEN) \
-	  $(shell $(PKG) --libs libpcre2-8) $(BROKER_LIBS)
+	  $(shell $(PKG) --libs libpcre2-8 libcjson) $(BROKER_LIBS)
 
 demo: deps
 	$(MAKE) all
