@@ -98,7 +98,8 @@ POLICY_SRCS := $(sort $(wildcard policy/*.c))
 COMMON_SRCS := broker/config.c broker/runtime_dir.c broker/sandbox_options.c \
                broker/approval_client.c backends/local.c backends/installed_file.c \
                backends/cgroup_oom.c backends/xprintf.c backends/size_text.c policy/protected_paths.c \
-               policy/audit_dirs.c policy/xalloc.c helper/protocol.c backends/egress_client.c
+               policy/audit_dirs.c policy/xalloc.c helper/protocol.c backends/egress_client.c broker/egress_prepare.c \
+               policy/egress_policy.c
 CLIENT_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c broker/cp_command.c \
                broker/cache_command.c broker/mcp_server.c broker/mcp_tools.c backends/random_id.c \
                broker/approval_prompt.c broker/config_command.c $(COMMON_SRCS)
@@ -219,10 +220,10 @@ $(BUILDDIR)/airlock-hostile: tests/hostile.c helper/protocol.c helper/protocol.h
 # SIF cache and the singularity backend cJSON and policy/.)
 DRIVER_SRCS := $(filter-out backends/docker% backends/daytona% backends/ssh% backends/sif_cache% backends/singularity% \
                              backends/modal% backends/grpc% backends/protobuf% backends/random_id%,$(BACKEND_SRCS))
-$(BUILDDIR)/airlock-session-driver: tests/session_driver.c $(DRIVER_SRCS) helper/protocol.c $(wildcard backends/*.h) Makefile $(BUILD_OPTIONS)
+$(BUILDDIR)/airlock-session-driver: tests/session_driver.c $(DRIVER_SRCS) backends/egress_client.c helper/protocol.c $(wildcard backends/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
-	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' -o $@ \
-	  tests/session_driver.c $(DRIVER_SRCS) helper/protocol.c $(LDHARDEN)
+	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' -DEGRESS_PATH='"$(EGRESS_PATH)"' -o $@ \
+	  tests/session_driver.c $(DRIVER_SRCS) backends/egress_client.c helper/protocol.c $(LDHARDEN)
 
 # The ssh backend alone, streaming through a real sshd (tests/ssh-backend.bats).
 SSH_STREAM_SRCS := tests/ssh_stream.c backends/ssh_session.c backends/ssh_transport.c backends/sh_words.c backends/event_queue.c backends/xprintf.c
@@ -270,7 +271,7 @@ UNIT_SRCS_output_window := broker/output_window.c
 UNIT_TESTS += spool files_host
 UNIT_SRCS_spool := broker/spool.c backends/xprintf.c
 UNIT_SRCS_files_host := broker/files_host.c backends/xprintf.c
-UNIT_SRCS_config := broker/config.c policy/xalloc.c backends/size_text.c
+UNIT_SRCS_config := broker/config.c policy/xalloc.c backends/size_text.c policy/egress_policy.c
 # policy/: one test per module; test_rules also runs every case of the
 # shipped rule file (policy/default.rules).
 UNIT_TESTS += shell_parse rules gate modal_mode audit_log docker_risk

@@ -10,8 +10,6 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-struct airlock_config;
-struct local_run;
 
 struct egress
 {
@@ -25,10 +23,6 @@ struct egress
  * *fd, else *fd is -1; any other descriptors are closed. */
 ssize_t egress_recv_report (int sock, void *buf, size_t cap, int *fd);
 
-/* The allowlist of configuration c (network.*) as airlock-egress's JSON
- * policy, one line; malloc'd. */
-char *egress_policy_json (const struct airlock_config *c);
-
 /* Where airlock-egress is: AIRLOCK_EGRESS, else the installed path. */
 const char *egress_path (void);
 
@@ -36,15 +30,6 @@ const char *egress_path (void);
  * `airlock-egress --check`.  0 with its hash in hash, or -1 and *err
  * (malloc'd: the reason airlock-egress gives). */
 int egress_check (const char *policy_json, char hash[17], char **err);
-
-/* For a sandbox with network ALLOWLIST: check configuration c's policy
- * (egress_check) and set r->egress_policy and r->egress_resolv_conf (a
- * file in the runtime directory naming the stack's resolver); hash gets
- * the policy's hash.  0, or -1 and *err.  egress_prepared_free frees
- * what it set. */
-int egress_prepare (const struct airlock_config *c, struct local_run *r,
-                    char hash[17], char **err);
-void egress_prepared_free (struct local_run *r);
 
 /* Start airlock-egress on the tap (checked to be a tun/tap device first)
  * and wait, bounded, until it is ready.  The tap is closed here either

@@ -12,7 +12,7 @@
 #include "approval.h"
 #include "approval_client.h"
 #include "backend_open.h"
-#include "egress_client.h"
+#include "egress_prepare.h"
 #include "docker_engine.h"
 #include "daytona_session.h"
 #include "docker_session.h"

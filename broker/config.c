@@ -4,12 +4,14 @@
  * docs/config.md. */
 #define _GNU_SOURCE
 #include "config.h"
+#include "egress_policy.h"
 #include "size_text.h"
 #include "file_stamp.h"
 #include "fnv1a.h"
 #include "xalloc.h"
 
 #include <cJSON.h>
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -214,6 +216,51 @@ ok_label (char *s)
   return true;
 }
 
+/* The allowlist's entries, parsed by the parser airlock-egress uses. */
+static bool
+ok_egress_rule (char *s)
+{
+  struct egress_rule r;
+  char *err = NULL;
+  if (egress_rule_parse (s, &r, &err) < 0)
+    {
+      free (err);
+      return false;
+    }
+  free (r.text);
+  free (r.domain);
+  return true;
+}
+
+/* A name of network.resolve: an allow entry without wildcard or ports. */
+static bool
+ok_egress_name (char *s)
+{
+  return !strchr (s, ':') && strncmp (s, "*.", 2) && ok_egress_rule (s);
+}
+
+static bool
+ok_egress_cidr (char *s)
+{
+  struct egress_cidr c;
+  char *err = NULL;
+  if (egress_cidr_parse (s, &c, &err) < 0)
+    {
+      free (err);
+      return false;
+    }
+  free (c.text);
+  return true;
+}
+
+/* An IPv4 or IPv6 address, nothing else. */
+static bool
+ok_ip_address (char *s)
+{
+  unsigned char buf[16];
+  return inet_pton (AF_INET, s, buf) == 1 || inet_pton (AF_INET6, s, buf) == 1;
+}
+
 static const struct check SIZE
     = { ok_size, "a size like 512M or 2G", "size" };
 static const struct check MEMORY
@@ -243,6 +290,16 @@ static const struct check LINE
     = { ok_line, "a non-empty path on one line", "path" };
 static const struct check LABEL
     = { ok_label, "KEY=VALUE (a key not starting with airlock.)", "KEY=VALUE" };
+static const struct check EGRESS_RULE
+    = { ok_egress_rule, "a name like example.com or *.example.com, optionally "
+        "with ports (example.com:443 or example.com:80,443)", "NAME[:PORTS]" };
+static const struct check EGRESS_NAME
+    = { ok_egress_name, "a name like mirror.example.com", "name" };
+static const struct check EGRESS_CIDR
+    = { ok_egress_cidr, "a CIDR like 192.168.1.0/24 or fd00::/8, or an address",
+        "CIDR" };
+static const struct check IP_ADDRESS
+    = { ok_ip_address, "an IPv4 or IPv6 address", "address" };
 static const struct check ARGV_WORD
     = { ok_argv_word, "a non-empty name without spaces, not starting with -",
         "no spaces, no leading -" };
@@ -372,19 +429,19 @@ static const struct cfg_key keys[] = {
     .doc = "Host paths visible read-only in the sandbox, at DEST (default: "
            "the same path)." },
 
-  { .key = "network.allow", .type = T_LIST, .check = &ARGV_WORD,
+  { .key = "network.allow", .type = T_LIST, .check = &EGRESS_RULE,
     .doc = "With the allowlist network: the names a sandbox may reach, "
            "`example.com`, `*.example.com` (names below it), each with "
            "optional ports (`example.com:443`, `example.com:80,443`; none: "
            "80 and 443).  Any other name does not resolve." },
-  { .key = "network.resolve", .type = T_MAP, .check_key = &ARGV_WORD,
+  { .key = "network.resolve", .type = T_MAP, .check_key = &EGRESS_NAME, .check = &IP_ADDRESS,
     .doc = "Addresses for allowed names, used instead of DNS "
            "(`{\"mirror.test\": \"192.168.1.5\"}`)." },
-  { .key = "network.allow_ranges", .type = T_LIST, .check = &ARGV_WORD,
+  { .key = "network.allow_ranges", .type = T_LIST, .check = &EGRESS_CIDR,
     .doc = "CIDRs of loopback, private, link-local or metadata addresses an "
            "allowed name may still resolve to (e.g. a local package mirror); "
            "without one, such a name is refused." },
-  { .key = "network.upstream_ranges", .type = T_LIST, .check = &ARGV_WORD,
+  { .key = "network.upstream_ranges", .type = T_LIST, .check = &EGRESS_CIDR,
     .doc = "CIDRs airlock may connect to on a sandbox's behalf at all; "
            "empty: any.  A guard (the tests set 127.0.0.0/8)." },
   { .key = "docker.image", .type = T_STRING, .sdef = "debian:bookworm-slim",
@@ -950,6 +1007,15 @@ map_from_json (const struct cfg_key *k, const cJSON *j, struct cfg_value *out)
           char *msg = xasprintf ("key %s: expected %s", got,
                                  k->check_key ? k->check_key->what
                                               : "a non-empty name without =");
+          free (got);
+          free (name);
+          return msg;
+        }
+      if (k->check && !k->check->ok (item->valuestring))
+        {
+          char *got = got_string (item->valuestring);
+          char *msg = xasprintf ("key %s: expected %s, got %s", item->string,
+                                 k->check->what, got);
           free (got);
           free (name);
           return msg;

@@ -16,7 +16,7 @@
 #include "approval_prompt.h"
 #include "client_commands.h"
 #include "config.h"
-#include "egress_client.h"
+#include "egress_prepare.h"
 #include "local.h"
 #include "sandbox_options.h"
 

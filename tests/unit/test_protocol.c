@@ -671,7 +671,7 @@ static void
 test_network_modes (void **state)
 {
   (void) state;
-  static const uint32_t modes[] = { AL_NET_LOOPBACK, AL_NET_NONE, AL_NET_HOST };
+  static const uint32_t modes[] = { AL_NET_LOOPBACK, AL_NET_NONE, AL_NET_HOST, AL_NET_ALLOWLIST };
   for (size_t i = 0; i < N_ELEMENTS (modes); i++)
     {
       raw_run_base ();
@@ -781,6 +781,19 @@ test_report_exited (void **state)
       assert_int_equal (r->timed_out, 0);
       assert_true (r->present == (BIT (AL_F_EVENT) | BIT (AL_F_SIGNAL)));
     }
+}
+
+/* The tap report has no fields beyond its event: its descriptor travels
+ * outside the message (SCM_RIGHTS), checked by the broker. */
+static void
+test_report_tap (void **state)
+{
+  (void) state;
+  al_begin (&wr, AL_MSG_REPORT);
+  al_put_u32 (&wr, AL_F_EVENT, AL_EV_TAP);
+  writer_ok ();
+  assert_int_equal (msg.u.report.event, AL_EV_TAP);
+  assert_true (msg.u.report.present == BIT (AL_F_EVENT));
 }
 
 static void
@@ -1441,7 +1454,7 @@ static void
 test_reject_network_mode (void **state)
 {
   (void) state;
-  static const uint32_t bad[] = { AL_NET_HOST + 1, 0x100, 0x80000000u,
+  static const uint32_t bad[] = { AL_NET_ALLOWLIST + 1, 0x100, 0x80000000u,
                                   0xffffffffu };
   for (size_t i = 0; i < N_ELEMENTS (bad); i++)
     {
@@ -1621,7 +1634,7 @@ static void
 test_reject_unknown_event (void **state)
 {
   (void) state;
-  static const uint32_t bad[] = { 0, AL_EV_EXITED + 1, 0x100, 0xffffffffu };
+  static const uint32_t bad[] = { 0, AL_EV_TAP + 1, 0x100, 0xffffffffu };
   for (size_t i = 0; i < N_ELEMENTS (bad); i++)
     {
       report (bad[i]);
@@ -1880,7 +1893,7 @@ check_decoded_invariants (void)
       assert_true (r->n_masks <= AL_MAX_MASKS);
       for (uint32_t i = 0; i < r->n_masks; i++)
         assert_true (r->masks[i][0] == '/');
-      assert_true (r->network <= AL_NET_HOST);
+      assert_true (r->network <= AL_NET_ALLOWLIST);
     }
   else
     {
@@ -2013,6 +2026,7 @@ main (void)
     cmocka_unit_test (test_reject_setup_failed),
     cmocka_unit_test (test_reject_exited_code_signal),
     cmocka_unit_test (test_reject_unknown_event),
+    cmocka_unit_test (test_report_tap),
     cmocka_unit_test (test_encoder_overflow_single),
     cmocka_unit_test (test_encoder_overflow_sticky),
     cmocka_unit_test (test_encoder_exact_fit),
