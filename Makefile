@@ -274,8 +274,8 @@ UNIT_SRCS_config := broker/config.c policy/xalloc.c backends/size_text.c
 # shipped rule file (policy/default.rules).
 UNIT_TESTS += shell_parse rules gate modal_mode audit_log docker_risk
 UNIT_SRCS_shell_parse := policy/shell_parse.c policy/normalize.c policy/inline_code.c
-UNIT_SRCS_rules := policy/rules.c policy/shell_parse.c policy/normalize.c policy/inline_code.c policy/xalloc.c
-UNIT_SRCS_gate := policy/gate.c policy/rules.c policy/shell_parse.c policy/normalize.c policy/inline_code.c policy/xalloc.c
+UNIT_SRCS_rules := policy/rules.c policy/egress_policy.c policy/shell_parse.c policy/normalize.c policy/inline_code.c policy/xalloc.c
+UNIT_SRCS_gate := policy/gate.c policy/rules.c policy/egress_policy.c policy/shell_parse.c policy/normalize.c policy/inline_code.c policy/xalloc.c
 UNIT_SRCS_modal_mode := policy/modal_mode.c policy/xalloc.c
 UNIT_SRCS_audit_log := policy/audit_log.c policy/audit_dirs.c policy/redact.c policy/xalloc.c
 UNIT_SRCS_docker_risk := policy/docker_risk.c policy/xalloc.c
@@ -336,7 +336,7 @@ $(BUILDDIR)/fuzz_gate: fuzz/fuzz_gate.c $$(GATE_SRCS) $(wildcard policy/*.h) pol
 	$(CLANG) -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=undefined -Ipolicy \
 	  -DFUZZ_DEFAULT_RULES='"$(CURDIR)/policy/default.rules"' -o $@ fuzz/fuzz_gate.c \
-	  $(GATE_SRCS) $(shell $(PKG) --libs libpcre2-8) $(BROKER_LIBS)
+	  $(GATE_SRCS) $(shell $(PKG) --libs libpcre2-8 libcjson) $(BROKER_LIBS)
 
 # what the Modal client reads off the network: the protobuf decoder and
 # the gRPC frame reassembler.
@@ -449,11 +449,11 @@ bench-peers:
 	cp tests/bench/peers/package.json tests/bench/peers/package-lock.json $(BUILDDIR)/peers/
 	cd $(BUILDDIR)/peers && npm ci --no-audit --no-fund --loglevel=error
 
-GATE_SRCS := policy/gate.c policy/rules.c policy/shell_parse.c policy/normalize.c policy/inline_code.c policy/xalloc.c
+GATE_SRCS := policy/gate.c policy/rules.c policy/egress_policy.c policy/shell_parse.c policy/normalize.c policy/inline_code.c policy/xalloc.c
 $(BUILDDIR)/gate-bench: tests/bench/gate_bench.c $(GATE_SRCS) $(wildcard policy/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ipolicy -o $@ tests/bench/gate_bench.c $(GATE_SRCS) $(LDHARDEN) \
-	  $(shell $(PKG) --libs libpcre2-8) $(BROKER_LIBS)
+	  $(shell $(PKG) --libs libpcre2-8 libcjson) $(BROKER_LIBS)
 
 demo: deps
 	$(MAKE) all

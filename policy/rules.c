@@ -7,6 +7,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "rules.h"
 #include "chars.h"
+#include "egress_policy.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -170,6 +171,15 @@ ruleset_free (struct ruleset *rs)
     rule_entry_free (rs->rules[i]);
   free (rs->rules);
   free (rs->ordered);
+  for (size_t i = 0; i < rs->settings.n_network_allow; i++)
+    {
+      free (rs->settings.network_allow[i].text);
+      free (rs->settings.network_allow[i].domain);
+    }
+  free (rs->settings.network_allow);
+  for (size_t i = 0; i < rs->settings.n_network_ranges; i++)
+    free (rs->settings.network_ranges[i].text);
+  free (rs->settings.network_ranges);
   pcre2_match_context_free (rs->mctx);
   free (rs);
 }
@@ -505,6 +515,52 @@ set_setting (struct parser *ps, char *arg)
   return true;
 }
 
+/* `network-allow PATTERN` / `network-range CIDR`: a cap on what users'
+ * sandboxes may name in network.allow / network.allow_ranges. */
+static bool
+network_cap (struct parser *ps, const char *directive, char *arg)
+{
+  if (!ps->admin)
+    return fail (ps, "`%s` is only allowed in the administrator's rule file",
+                 directive);
+  char *value = trim (arg);
+  if (!*value)
+    return fail (ps, "%s: expected an argument", directive);
+  struct rules_settings *s = &ps->rs->settings;
+  bool allow = strcmp (directive, "network-allow") == 0;
+  if ((allow ? s->n_network_allow : s->n_network_ranges) >= EGRESS_MAX_RULES)
+    return fail (ps, "%s: more than %d lines", directive, EGRESS_MAX_RULES);
+  char *why = NULL;
+  int rc;
+  if (allow)
+    {
+      s->network_allow = xreallocarray (s->network_allow,
+                                        s->n_network_allow + 1,
+                                        sizeof *s->network_allow);
+      rc = egress_rule_parse (value, &s->network_allow[s->n_network_allow],
+                              &why);
+      if (rc == 0)
+        s->n_network_allow++;
+    }
+  else
+    {
+      s->network_ranges = xreallocarray (s->network_ranges,
+                                         s->n_network_ranges + 1,
+                                         sizeof *s->network_ranges);
+      rc = egress_cidr_parse (value, &s->network_ranges[s->n_network_ranges],
+                              &why);
+      if (rc == 0)
+        s->n_network_ranges++;
+    }
+  if (rc < 0)
+    {
+      fail (ps, "%s: %s", directive, why);
+      free (why);
+      return false;
+    }
+  return true;
+}
+
 static bool
 parse_line (struct parser *ps, char *line)
 {
@@ -524,6 +580,8 @@ parse_line (struct parser *ps, char *line)
     return finish_rule (ps) && disable_rule (ps, arg);
   if (strcmp (d, "set") == 0)
     return finish_rule (ps) && set_setting (ps, arg);
+  if (strcmp (d, "network-allow") == 0 || strcmp (d, "network-range") == 0)
+    return finish_rule (ps) && network_cap (ps, d, arg);
 
   static const char *const in_rule[] = { "action", "description", "command",
                                          "line", "redirect", "script", "text",

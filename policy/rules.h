@@ -12,6 +12,9 @@
 
 #include "shell_parse.h"
 
+struct egress_rule;  /* egress_policy.h */
+struct egress_cidr;
+
 enum rule_action
 {
   RULE_DENY,    /* administrator deny: refused before anything else, in every
@@ -47,6 +50,12 @@ struct rules_settings
   enum isolated_guards isolated_guards; /* `set isolated_guards full|floor|admin` */
   unsigned approval_timeout; /* `set approval_timeout SECONDS` (default 60,
                                 1..3600): unanswered asks are denied */
+  /* The caps on a sandbox's network allowlist (`network-allow PATTERN`,
+   * `network-range CIDR`; egress_policy_check_caps): none given, no cap. */
+  struct egress_rule *network_allow;
+  size_t n_network_allow;
+  struct egress_cidr *network_ranges;
+  size_t n_network_ranges;
 };
 
 struct ruleset;
