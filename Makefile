@@ -20,6 +20,7 @@ BUILDDIR   ?= build
 HELPER_CONF := $(SYSCONFDIR)/airlock/helper.conf
 HELPER_PATH := $(LIBEXECDIR)/airlock/airlock-helper
 SUPERVISOR_PATH := $(LIBEXECDIR)/airlock/airlock-supervisor
+EGRESS_PATH := $(LIBEXECDIR)/airlock/airlock-egress
 DAEMON_PATH := $(LIBEXECDIR)/airlock/airlock-daemon
 DEFAULT_RULES := $(DATADIR)/airlock/default.rules
 ADMIN_RULES := $(SYSCONFDIR)/airlock/policy.rules
@@ -58,7 +59,7 @@ LINK        = $(CC) $(CFLAGS) $(LDFLAGS) $(LDHARDEN)
 # changes no output.)
 BUILD_OPTIONS := $(BUILDDIR)/build-options
 BUILD_OPTION_VARS := VERSION PREFIX BINDIR LIBEXECDIR MANDIR DATADIR SYSCONFDIR \
-                     HELPER_CONF HELPER_PATH SUPERVISOR_PATH DAEMON_PATH DEFAULT_RULES ADMIN_RULES \
+                     HELPER_CONF HELPER_PATH SUPERVISOR_PATH EGRESS_PATH DAEMON_PATH DEFAULT_RULES ADMIN_RULES \
                      SYSTEM_CONFIG CC CPPFLAGS CFLAGS LDFLAGS HARDEN LDHARDEN SESSION_FLAGS
 shell_quote = '$(subst ','\'',$(1))'
 $(BUILD_OPTIONS): FORCE
@@ -121,7 +122,7 @@ DAEMON_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/broker-%.o,$(DAEMON_SRCS))
 MAN_PAGES := $(BUILDDIR)/airlock.1 $(BUILDDIR)/airlock-helper.8
 
 all: $(BUILDDIR)/airlock $(BUILDDIR)/airlock-daemon $(BUILDDIR)/airlock-helper \
-     $(BUILDDIR)/airlock-supervisor $(MAN_PAGES)
+     $(BUILDDIR)/airlock-supervisor $(BUILDDIR)/airlock-egress $(MAN_PAGES)
 
 man_path = $(subst -,\\-,$(subst |,\|,$(subst &,\&,$(1))))
 MAN_SUBST := VERSION HELPER_CONF HELPER_PATH SUPERVISOR_PATH DAEMON_PATH DEFAULT_RULES ADMIN_RULES \
@@ -184,7 +185,7 @@ $(BUILDDIR)/obj/broker-%.o: %.c $(wildcard helper/protocol.h broker/*.h backends
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -Ibroker -Ibackends -Ipolicy -I$(BUILDDIR)/gen $(shell $(PKG) --cflags $(BROKER_PKGS)) \
 	  -DHELPER_PATH='"$(HELPER_PATH)"' -DSUPERVISOR_PATH='"$(SUPERVISOR_PATH)"' \
-	  -DDAEMON_PATH='"$(DAEMON_PATH)"' -DAIRLOCK_SYSTEM_CONFIG='"$(SYSTEM_CONFIG)"' \
+	  -DEGRESS_PATH='"$(EGRESS_PATH)"' -DDAEMON_PATH='"$(DAEMON_PATH)"' -DAIRLOCK_SYSTEM_CONFIG='"$(SYSTEM_CONFIG)"' \
 	  -DAIRLOCK_DEFAULT_RULES='"$(DEFAULT_RULES)"' -DAIRLOCK_ADMIN_RULES='"$(ADMIN_RULES)"' \
 	  $(SESSION_FLAGS) -c $< -o $@
 
@@ -204,6 +205,19 @@ SUPERVISOR_LINK := $(if $(filter 1,$(SANITIZE)),$(LDHARDEN),-static-pie)
 $(BUILDDIR)/airlock-supervisor: $(SUPERVISOR_SRCS) $(wildcard helper/protocol.h backends/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -o $@ $(SUPERVISOR_SRCS) $(SUPERVISOR_LINK)
+
+# The network of a sandbox with `network: allowlist` (issue 18): a
+# user-mode TCP/IP stack (libslirp) on the sandbox's tap, started by the
+# broker, unprivileged.  (libslirp's pkg-config file requires glib's,
+# though airlock uses no glib: hence libglib2.0-dev in DEB_PACKAGES.)
+EGRESS_SRCS := backends/egress_main.c backends/egress_stack.c backends/egress_flow.c \
+               backends/egress_audit.c backends/egress_wire.c policy/egress_policy.c \
+               policy/audit_log.c policy/audit_dirs.c policy/redact.c policy/xalloc.c
+EGRESS_PKGS := slirp libcjson libpcre2-8
+$(BUILDDIR)/airlock-egress: $(EGRESS_SRCS) $(wildcard helper/egress_addresses.h backends/*.h policy/*.h) Makefile $(BUILD_OPTIONS)
+	@mkdir -p $(BUILDDIR)
+	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -Ipolicy $(shell $(PKG) --cflags $(EGRESS_PKGS)) -pthread -o $@ \
+	  $(EGRESS_SRCS) $(LDHARDEN) $(shell $(PKG) --libs $(EGRESS_PKGS)) $(BROKER_LIBS)
 
 # ---- test tools ----
 $(BUILDDIR)/airlock-probe: tests/probe.c Makefile $(BUILD_OPTIONS)
@@ -419,7 +433,7 @@ DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev \
                 python3 man-db bubblewrap libpcre2-dev libunistring-dev docker.io sudo curl \
                 libarchive-dev nettle-dev openssh-client openssh-server \
                 python3-grpcio python3-protobuf protobuf-compiler openssl \
-                debhelper dpkg-dev fakeroot lintian blhc adduser
+                debhelper dpkg-dev fakeroot lintian blhc adduser libslirp-dev libglib2.0-dev
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	  | grep -q '^install ok installed' || echo $$p; done); \
@@ -467,6 +481,7 @@ install: all
 	install -m 0755 $(BUILDDIR)/airlock-daemon $(DESTDIR)$(DAEMON_PATH)
 	install -m 0755 $(BUILDDIR)/airlock-helper $(DESTDIR)$(HELPER_PATH)
 	install -m 0755 $(BUILDDIR)/airlock-supervisor $(DESTDIR)$(SUPERVISOR_PATH)
+	install -m 0755 $(BUILDDIR)/airlock-egress $(DESTDIR)$(EGRESS_PATH)
 	install -d $(DESTDIR)$(DATADIR)/airlock
 	install -m 0644 policy/default.rules $(DESTDIR)$(DEFAULT_RULES)
 	install -m 0644 $(BUILDDIR)/airlock.1 $(DESTDIR)$(MANDIR)/man1/airlock.1
@@ -488,7 +503,7 @@ install-caps: install
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/airlock $(DESTDIR)$(DAEMON_PATH) $(DESTDIR)$(HELPER_PATH) \
-	  $(DESTDIR)$(SUPERVISOR_PATH) \
+	  $(DESTDIR)$(SUPERVISOR_PATH) $(DESTDIR)$(EGRESS_PATH) \
 	  $(DESTDIR)$(DEFAULT_RULES) \
 	  $(DESTDIR)$(MANDIR)/man1/airlock.1 $(DESTDIR)$(MANDIR)/man8/airlock-helper.8
 
