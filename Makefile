@@ -228,6 +228,11 @@ $(BUILDDIR)/airlock-hostile: tests/hostile.c helper/protocol.c helper/protocol.h
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -o $@ tests/hostile.c helper/protocol.c $(LDHARDEN)
 
+# What the helper and broker will do for airlock-egress (tests/egress.bats).
+$(BUILDDIR)/airlock-egress-tap: tests/egress_tap.c helper/egress_addresses.h Makefile $(BUILD_OPTIONS)
+	@mkdir -p $(BUILDDIR)
+	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -o $@ $< $(LDHARDEN)
+
 # (the driver drives a local session: the docker sources need libcurl, the
 # SIF cache and the singularity backend cJSON and policy/.)
 DRIVER_SRCS := $(filter-out backends/docker% backends/daytona% backends/ssh% backends/sif_cache% backends/singularity% \
@@ -382,7 +387,7 @@ TEST_TOOLS := $(BUILDDIR)/airlock-probe $(BUILDDIR)/airlock-hostile $(BUILDDIR)/
               $(BUILDDIR)/airlock-daytona-driver $(BUILDDIR)/airlock-modal-driver \
               $(BUILDDIR)/airlock-modal-managed-driver \
               $(foreach t,$(UNIT_TESTS),$(BUILDDIR)/test_$(t)) \
-              $(BUILDDIR)/airlock-session-driver \
+              $(BUILDDIR)/airlock-session-driver $(BUILDDIR)/airlock-egress-tap \
               $(BUILDDIR)/fuzz_protocol $(BUILDDIR)/fuzz_shell_parse $(BUILDDIR)/fuzz_gate \
               $(BUILDDIR)/fuzz_protobuf \
               $(BUILDDIR)/make_seeds
