@@ -30,7 +30,7 @@
 #define RELAY_BUF 65536
 /* Upstream addresses tried per flow. */
 #define MAX_ADDRESSES 8
-#define REASON_MAX 512
+#define REASON_MAX 1024
 
 struct listener
 {

@@ -72,8 +72,13 @@ EOF
 
 teardown_file () {
   local d=$BATS_FILE_TMPDIR
-  [ -e "$d/main/pids" ] && . "$d/main/pids" && kill "$TAP_PID" 2>/dev/null || true
-  [ -e "$d/servers.pid" ] && kill "$(cat "$d/servers.pid")" 2>/dev/null || true
+  if [ -e "$d/main/pids" ]; then
+    . "$d/main/pids"
+    kill "$TAP_PID" 2>/dev/null || true
+  fi
+  if [ -e "$d/servers.pid" ]; then
+    kill "$(cat "$d/servers.pid")" 2>/dev/null || true
+  fi
 }
 
 setup () {
