@@ -300,6 +300,9 @@ UNIT_SRCS_audit_log := policy/audit_log.c policy/audit_dirs.c policy/redact.c po
 UNIT_SRCS_docker_risk := policy/docker_risk.c policy/xalloc.c
 UNIT_TESTS += protected_paths
 UNIT_SRCS_protected_paths := policy/protected_paths.c policy/xalloc.c
+# backends/egress_audit: airlock-egress's rate-limited audit lines.
+UNIT_TESTS += egress_audit
+UNIT_SRCS_egress_audit := backends/egress_audit.c policy/audit_log.c policy/audit_dirs.c policy/redact.c policy/xalloc.c
 # backends/docker: the Engine API client against an in-process fake socket.
 UNIT_TESTS += docker_engine
 UNIT_SRCS_docker_engine := backends/docker_engine.c backends/http_body.c backends/xprintf.c backends/docker_seccomp.c
