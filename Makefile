@@ -299,6 +299,11 @@ UNIT_SRCS_modal_mode := policy/modal_mode.c policy/xalloc.c
 UNIT_SRCS_audit_log := policy/audit_log.c policy/audit_dirs.c policy/redact.c policy/xalloc.c
 UNIT_SRCS_docker_risk := policy/docker_risk.c policy/xalloc.c
 UNIT_TESTS += protected_paths
+# issue 18: the egress allowlist's decisions and the parsers of what a
+# sandbox sends before a flow is decided.
+UNIT_TESTS += egress_policy egress_wire
+UNIT_SRCS_egress_policy := policy/egress_policy.c policy/xalloc.c
+UNIT_SRCS_egress_wire := backends/egress_wire.c
 UNIT_SRCS_protected_paths := policy/protected_paths.c policy/xalloc.c
 # backends/egress_audit: airlock-egress's rate-limited audit lines.
 UNIT_TESTS += egress_audit
@@ -369,11 +374,19 @@ $(BUILDDIR)/fuzz_protobuf: fuzz/fuzz_protobuf.c $(FUZZ_PROTOBUF_SRCS) backends/p
 	  -fno-sanitize-recover=undefined -Ibackends -o $@ fuzz/fuzz_protobuf.c \
 	  $(FUZZ_PROTOBUF_SRCS) $(shell $(PKG) --cflags --libs libcurl)
 
+# what airlock-egress reads from a sandbox before it decides a flow: DNS
+# queries, TLS ClientHellos, HTTP request heads.
+$(BUILDDIR)/fuzz_egress_wire: fuzz/fuzz_egress_wire.c backends/egress_wire.c backends/egress_wire.h Makefile
+	@mkdir -p $(BUILDDIR)
+	$(CLANG) -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined -Ibackends -o $@ fuzz/fuzz_egress_wire.c \
+	  backends/egress_wire.c
+
 # ---- fuzzing: every harness for FUZZ_SECONDS each ----
 # Seeds: the checked-in fuzz/corpus/NAME when there is one (text inputs),
 # else written by make_seeds (binary protocol messages).
 FUZZ_SECONDS ?= 60
-FUZZERS := protocol shell_parse gate protobuf
+FUZZERS := protocol shell_parse gate protobuf egress_wire
 fuzz: $(foreach f,$(FUZZERS),$(BUILDDIR)/fuzz_$(f)) $(BUILDDIR)/make_seeds
 	@for f in $(FUZZERS); do \
 	  mkdir -p $(BUILDDIR)/fuzz/$$f/corpus $(BUILDDIR)/fuzz/$$f/artifacts; \
@@ -392,7 +405,7 @@ TEST_TOOLS := $(BUILDDIR)/airlock-probe $(BUILDDIR)/airlock-hostile $(BUILDDIR)/
               $(foreach t,$(UNIT_TESTS),$(BUILDDIR)/test_$(t)) \
               $(BUILDDIR)/airlock-session-driver $(BUILDDIR)/airlock-egress-tap \
               $(BUILDDIR)/fuzz_protocol $(BUILDDIR)/fuzz_shell_parse $(BUILDDIR)/fuzz_gate \
-              $(BUILDDIR)/fuzz_protobuf \
+              $(BUILDDIR)/fuzz_protobuf $(BUILDDIR)/fuzz_egress_wire \
               $(BUILDDIR)/make_seeds
 
 # The whole suite: unit tests, a fuzz smoke run under ASan+UBSan, and the

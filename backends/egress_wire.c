@@ -313,7 +313,7 @@ tls_peek_sni (const uint8_t *data, size_t len, char *name, size_t cap)
       if (left >= 2 && data[pos + 1] != 3)
         return PEEK_INVALID;
       if (left < 5)
-        return len >= EGRESS_PEEK_MAX ? PEEK_INVALID : PEEK_MORE;
+        break; /* the next record's header is still coming */
       size_t rec = get16 (data + pos + 3);
       if (rec == 0 || rec > TLS_RECORD_MAX)
         return PEEK_INVALID;
@@ -336,8 +336,12 @@ tls_peek_sni (const uint8_t *data, size_t len, char *name, size_t cap)
       if (here < rec)
         break; /* the record itself is cut: what is here is all there is */
     }
+  /* Judge the bytes that are here even when more are wanted: a body
+   * already malformed is INVALID now, whatever follows. */
+  if (hs_len >= 1 && hs[0] != TLS_CLIENT_HELLO)
+    return PEEK_INVALID;
   if (hs_len < 4)
-    return PEEK_MORE;
+    return len >= EGRESS_PEEK_MAX ? PEEK_INVALID : PEEK_MORE;
 
   struct hs_reader r = { hs, hs_len < want ? hs_len : want, 4 };
   enum peek_result res = tls_client_hello (&r, want, name, cap);
@@ -350,6 +354,9 @@ tls_peek_sni (const uint8_t *data, size_t len, char *name, size_t cap)
 
 /* ---- HTTP ---- */
 
+/* Longer than any registered method: not HTTP, said early. */
+#define HTTP_METHOD_MAX 32
+
 /* The request line [p, p+n) (without its line end), or a prefix of it
  * when complete is false: METHOD SP TARGET SP HTTP/1.x */
 static enum peek_result
@@ -359,8 +366,10 @@ http_request_line (const uint8_t *p, size_t n, bool complete,
   size_t i = 0;
   while (i < n && p[i] >= 'A' && p[i] <= 'Z')
     i++;
+  if (i > HTTP_METHOD_MAX)
+    return PEEK_INVALID;
   if (i == n)
-    return complete || i > 32 ? PEEK_INVALID : PEEK_MORE;
+    return complete ? PEEK_INVALID : PEEK_MORE;
   if (i == 0 || p[i] != ' ')
     return PEEK_INVALID;
   size_t t = ++i;
@@ -480,7 +489,8 @@ http_peek_host (const uint8_t *data, size_t len, char *name, size_t cap)
       const uint8_t *lf = memchr (data + pos, '\n', len - pos);
       size_t line_len = (lf ? (size_t) (lf - data) : len) - pos;
       const uint8_t *line = data + pos;
-      if (lf && line_len > 0 && line[line_len - 1] == '\r')
+      /* The CR of CRLF; at the cut end of a partial line it may be one. */
+      if (line_len > 0 && line[line_len - 1] == '\r')
         line_len--;
       if (memchr (line, '\r', line_len) || memchr (line, '\0', line_len))
         return PEEK_INVALID; /* a bare CR or a NUL inside a line */

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "egress_policy.h"
 #include "rules.h"
 #include "shell_parse.h"
 
@@ -310,6 +311,22 @@ test_error_kinds (void **state)
       "\"99999999999999999999\"" },
     { GOOD_RULE, "set approval_timeout 30\n# x\nset approval_timeout 40\n",
       'a', 3, "set: approval_timeout given twice (first at line 1)" },
+    { GOOD_RULE "network-allow a.test\n", "", 'd', 5,
+      "`network-allow` is only allowed in the administrator's rule file" },
+    { GOOD_RULE "network-range 10.0.0.0/8\n", "", 'd', 5,
+      "`network-range` is only allowed in the administrator's rule file" },
+    { GOOD_RULE, "network-allow *\n", 'a', 1,
+      "network-allow: \"*\": '*' may only stand first, as \"*.\" before a "
+      "name" },
+    { GOOD_RULE, "network-allow a.test:0\n", 'a', 1,
+      "network-allow: \"a.test:0\": a port must be a number from 1 to 65535" },
+    { GOOD_RULE, "network-allow\n", 'a', 1,
+      "network-allow: expected an argument" },
+    { GOOD_RULE, "network-range 10.0.0.1/8\n", 'a', 1,
+      "network-range: \"10.0.0.1/8\": the address has bits set past the /8 "
+      "prefix" },
+    { GOOD_RULE, "\nnetwork-range nope\n", 'a', 2,
+      "network-range: \"nope\": not an IPv4 or IPv6 address or CIDR range" },
     { "rule r\n action block\n description d\n command ^x \n", "", 'd', 4,
       "trailing blank in pattern (write [ ] or \\x20 if it is meant)" },
     { "rule r\n action block\n description d\n command\n", "", 'd', 4,
@@ -500,6 +517,43 @@ test_admin_order_and_disable (void **state)
   assert_true (s->allow_approve_mode);
   assert_int_equal (s->isolated_guards, GUARDS_FULL);
   assert_int_equal (s->approval_timeout, 1);
+  ruleset_free (rs);
+}
+
+/* The network allowlist caps: kept in order, parsed as the user's own
+ * entries are, none by default. */
+static void
+test_network_caps (void **state)
+{
+  (void) state;
+  write_text (def_path, GOOD_RULE);
+  write_text (admin_path, "");
+  struct ruleset *rs = load_ok (true);
+  const struct rules_settings *s = ruleset_settings (rs);
+  assert_int_equal (s->n_network_allow, 0);
+  assert_null (s->network_allow);
+  assert_int_equal (s->n_network_ranges, 0);
+  ruleset_free (rs);
+
+  write_text (admin_path, "rule a-deny\n action deny\n description d\n"
+                          "  command ^rm\n"
+                          "network-allow *.Debian.org\n"
+                          "  network-range 10.0.0.0/8 \n"
+                          "network-allow pypi.org:443\n"
+                          "network-range fd00::/8\n");
+  rs = load_ok (true);
+  s = ruleset_settings (rs);
+  assert_int_equal (s->n_network_allow, 2);
+  assert_string_equal (s->network_allow[0].text, "*.Debian.org");
+  assert_string_equal (s->network_allow[0].domain, "debian.org");
+  assert_true (s->network_allow[0].wildcard);
+  assert_string_equal (s->network_allow[1].domain, "pypi.org");
+  assert_int_equal (s->network_allow[1].n_ports, 1);
+  assert_int_equal (s->n_network_ranges, 2);
+  assert_string_equal (s->network_ranges[0].text, "10.0.0.0/8");
+  assert_int_equal (s->network_ranges[1].family, AF_INET6);
+  /* The rule before the network lines ended at the first of them. */
+  expect_ids (rs, "rm x", NULL, "a-deny");
   ruleset_free (rs);
 }
 
@@ -779,6 +833,7 @@ main (void)
     T (test_error_files),
     T (test_layout),
     T (test_admin_order_and_disable),
+    T (test_network_caps),
     T (test_check_cases_reports),
     T (test_disabled_cases_skipped),
     T (test_scopes),
