@@ -317,6 +317,10 @@ peek (struct flow *fl, uint8_t *buf, size_t *len, char *seen, size_t cap)
         continue;
       if (r == PEEK_FOUND)
         {
+          /* "allowed.test." names allowed.test too */
+          size_t sl = strlen (seen);
+          if (sl > 1 && seen[sl - 1] == '.')
+            seen[sl - 1] = '\0';
           if (!strcmp (seen, fl->name))
             return tls ? PEEKED_TLS : PEEKED_HTTP;
           snprintf (why, sizeof why, "%s %s does not match %s",
