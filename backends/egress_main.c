@@ -7,7 +7,8 @@
  * fd 0: the policy, one JSON object (policy/egress_policy.h) and a
  *       newline; then kept open: EOF on it means stop.
  * fd 1: "ready <policy hash>\n" once the stack runs, then closed.
- * Exit: 0 after a stop (EOF on fd 0, SIGTERM, SIGINT); 2 for a bad
+ * Exit: 0 after a stop (EOF on fd 0, SIGTERM, SIGINT, SIGHUP, or the tap
+ * reporting an error: its device is gone); 2 for a bad
  * policy or bad arguments (a message on stderr, no ready line); 1 when
  * it cannot run (audit log, stack, ...).  It dies with its parent
  * (PR_SET_PDEATHSIG). */
@@ -227,6 +228,12 @@ main (int argc, char **argv)
         }
       if (rc > 0 && ps.fds[1].revents)
         stop = true;
+      if (egress_stack_tap_gone (stack))
+        {
+          fprintf (stderr, "airlock-egress: the sandbox's tap device is "
+                   "gone: stopping\n");
+          stop = true;
+        }
     }
 
   free (ps.fds);

@@ -56,6 +56,7 @@ struct egress_stack
   struct timer timers[MAX_TIMERS];
   struct egress_pollset *ps; /* during prepare/dispatch */
   uint8_t *frame;
+  bool tap_gone;
 };
 
 int
@@ -281,6 +282,12 @@ egress_stack_new (int tap, const struct egress_policy *p,
       return NULL;
     }
   return s;
+}
+
+bool
+egress_stack_tap_gone (const struct egress_stack *s)
+{
+  return s->tap_gone;
 }
 
 void
@@ -610,10 +617,16 @@ egress_stack_dispatch (struct egress_stack *s, struct egress_pollset *ps,
   for (size_t i = 0; i < ps->n; i++)
     if (ps->fds[i].fd == s->tap)
       {
+        /* An error on the tap would be reported again at once by every
+           poll: the sandbox's network is gone, and so is our work. */
+        if (ps->fds[i].revents & (POLLERR | POLLHUP | POLLNVAL))
+          s->tap_gone = true;
         if (ps->fds[i].revents & POLLIN)
           for (int k = 0; k < EGRESS_FRAMES_PER_ROUND; k++)
             {
               ssize_t n = read (s->tap, s->frame, FRAME_MAX);
+              if (n < 0 && errno != EAGAIN && errno != EINTR)
+                s->tap_gone = true;
               if (n <= 0)
                 break;
               frame (s, s->frame, (size_t) n);

@@ -10,6 +10,7 @@
 #define AIRLOCK_BACKENDS_EGRESS_STACK_H
 
 #include <poll.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,9 @@ void egress_stack_prepare (struct egress_stack *s, struct egress_pollset *ps,
                            int *timeout_ms);
 void egress_stack_dispatch (struct egress_stack *s, struct egress_pollset *ps,
                             int rc);
+
+/* The tap reported an error (its device is gone): time to stop. */
+bool egress_stack_tap_gone (const struct egress_stack *s);
 
 void egress_stack_free (struct egress_stack *s);
 
