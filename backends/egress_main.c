@@ -109,10 +109,14 @@ main (int argc, char **argv)
   if (!session || !backend)
     usage ();
 
-  /* The broker's child: gone with it. */
+  /* The broker's child: gone with it (and if it went before the prctl,
+     our parent has changed already). */
+  pid_t parent = getppid ();
   prctl (PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid () == 1)
+  if (getppid () != parent)
     die (1, "the broker is already gone");
+  /* Nothing of the broker's but fds 0-3. */
+  close_range (TAP_FD + 1, ~0U, 0);
   signal (SIGPIPE, SIG_IGN);
   signal (SIGXFSZ, SIG_IGN); /* the audit log's EFBIG instead */
 
