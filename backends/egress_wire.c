@@ -129,13 +129,15 @@ dns_build_reply (const uint8_t *query, const struct dns_query *q,
 
 /* ---- names read from a flow ---- */
 
+#define EGRESS_MAX_HOST 253
+
 /* Lower-case name[0..n) into out (cap with NUL) and check it is a host
  * name: labels of [a-z0-9-], 1..63 bytes, 253 in all, and not an IPv4
  * literal (all digits and dots), which no allow rule names. */
 static enum peek_result
 copy_host (const uint8_t *name, size_t n, char *out, size_t cap)
 {
-  if (n == 0 || n > 253 || n >= cap)
+  if (n == 0 || n > EGRESS_MAX_HOST || n >= cap)
     return PEEK_INVALID;
   size_t label = 0;
   bool digits_only = true;
@@ -297,8 +299,7 @@ tls_peek_sni (const uint8_t *data, size_t len, char *name, size_t cap)
   size_t hs_len = 0;
   size_t want = 4; /* handshake header, then the whole message */
   size_t pos = 0;
-  bool truncated = len > EGRESS_PEEK_MAX; /* more than we ever read */
-  if (truncated)
+  if (len > EGRESS_PEEK_MAX) /* more than airlock-egress ever reads */
     len = EGRESS_PEEK_MAX;
 
   if (!data || !name || cap == 0)
@@ -476,7 +477,7 @@ http_peek_host (const uint8_t *data, size_t len, char *name, size_t cap)
   if (len > EGRESS_PEEK_MAX)
     len = EGRESS_PEEK_MAX;
 
-  char target_host[EGRESS_PEEK_MAX < 256 ? EGRESS_PEEK_MAX : 256];
+  char target_host[EGRESS_MAX_HOST + 1];
   char host[sizeof target_host];
   bool has_target_host = false, has_host = false;
   const uint8_t *target = NULL;
