@@ -123,7 +123,7 @@ DAEMON_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/broker-%.o,$(DAEMON_SRCS))
 MAN_PAGES := $(BUILDDIR)/airlock.1 $(BUILDDIR)/airlock-helper.8
 
 all: $(BUILDDIR)/airlock $(BUILDDIR)/airlock-daemon $(BUILDDIR)/airlock-helper \
-     $(BUILDDIR)/airlock-supervisor $(MAN_PAGES)
+     $(BUILDDIR)/airlock-supervisor $(BUILDDIR)/airlock-egress $(MAN_PAGES)
 
 man_path = $(subst -,\\-,$(subst |,\|,$(subst &,\&,$(1))))
 MAN_SUBST := VERSION HELPER_CONF HELPER_PATH SUPERVISOR_PATH EGRESS_PATH DAEMON_PATH DEFAULT_RULES ADMIN_RULES \
@@ -207,6 +207,19 @@ $(BUILDDIR)/airlock-supervisor: $(SUPERVISOR_SRCS) $(wildcard helper/protocol.h 
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -o $@ $(SUPERVISOR_SRCS) $(SUPERVISOR_LINK)
 
+# The network of a sandbox with `network: allowlist` (issue 18): a
+# user-mode TCP/IP stack (libslirp) on the sandbox's tap, started by the
+# broker, unprivileged.  (libslirp's pkg-config file requires glib's,
+# though airlock uses no glib: hence libglib2.0-dev in DEB_PACKAGES.)
+EGRESS_SRCS := backends/egress_main.c backends/egress_stack.c backends/egress_flow.c \
+               backends/egress_audit.c backends/egress_wire.c policy/egress_policy.c \
+               policy/audit_log.c policy/audit_dirs.c policy/redact.c policy/xalloc.c
+EGRESS_PKGS := slirp libcjson libpcre2-8
+$(BUILDDIR)/airlock-egress: $(EGRESS_SRCS) $(wildcard helper/egress_addresses.h backends/*.h policy/*.h) Makefile $(BUILD_OPTIONS)
+	@mkdir -p $(BUILDDIR)
+	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -Ipolicy $(shell $(PKG) --cflags $(EGRESS_PKGS)) -pthread -o $@ \
+	  $(EGRESS_SRCS) $(LDHARDEN) $(shell $(PKG) --libs $(EGRESS_PKGS)) $(BROKER_LIBS)
+
 # ---- test tools ----
 $(BUILDDIR)/airlock-probe: tests/probe.c Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
@@ -215,6 +228,11 @@ $(BUILDDIR)/airlock-probe: tests/probe.c Makefile $(BUILD_OPTIONS)
 $(BUILDDIR)/airlock-hostile: tests/hostile.c helper/protocol.c helper/protocol.h Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -o $@ tests/hostile.c helper/protocol.c $(LDHARDEN)
+
+# What the helper and broker will do for airlock-egress (tests/egress.bats).
+$(BUILDDIR)/airlock-egress-tap: tests/egress_tap.c helper/egress_addresses.h Makefile $(BUILD_OPTIONS)
+	@mkdir -p $(BUILDDIR)
+	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -o $@ $< $(LDHARDEN)
 
 # (the driver drives a local session: the docker sources need libcurl, the
 # SIF cache and the singularity backend cJSON and policy/.)
@@ -288,6 +306,9 @@ UNIT_TESTS += egress_policy egress_wire
 UNIT_SRCS_egress_policy := policy/egress_policy.c policy/xalloc.c
 UNIT_SRCS_egress_wire := backends/egress_wire.c
 UNIT_SRCS_protected_paths := policy/protected_paths.c policy/xalloc.c
+# backends/egress_audit: airlock-egress's rate-limited audit lines.
+UNIT_TESTS += egress_audit
+UNIT_SRCS_egress_audit := backends/egress_audit.c policy/audit_log.c policy/audit_dirs.c policy/redact.c policy/xalloc.c
 # backends/docker: the Engine API client against an in-process fake socket.
 UNIT_TESTS += docker_engine
 UNIT_SRCS_docker_engine := backends/docker_engine.c backends/http_body.c backends/xprintf.c backends/docker_seccomp.c
@@ -383,7 +404,7 @@ TEST_TOOLS := $(BUILDDIR)/airlock-probe $(BUILDDIR)/airlock-hostile $(BUILDDIR)/
               $(BUILDDIR)/airlock-daytona-driver $(BUILDDIR)/airlock-modal-driver \
               $(BUILDDIR)/airlock-modal-managed-driver \
               $(foreach t,$(UNIT_TESTS),$(BUILDDIR)/test_$(t)) \
-              $(BUILDDIR)/airlock-session-driver \
+              $(BUILDDIR)/airlock-session-driver $(BUILDDIR)/airlock-egress-tap \
               $(BUILDDIR)/fuzz_protocol $(BUILDDIR)/fuzz_shell_parse $(BUILDDIR)/fuzz_gate \
               $(BUILDDIR)/fuzz_protobuf $(BUILDDIR)/fuzz_egress_wire \
               $(BUILDDIR)/make_seeds
@@ -434,7 +455,7 @@ DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev \
                 python3 man-db bubblewrap libpcre2-dev libunistring-dev docker.io sudo curl \
                 libarchive-dev nettle-dev openssh-client openssh-server \
                 python3-grpcio python3-protobuf protobuf-compiler openssl \
-                debhelper dpkg-dev fakeroot lintian blhc adduser
+                debhelper dpkg-dev fakeroot lintian blhc adduser libslirp-dev libglib2.0-dev
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	  | grep -q '^install ok installed' || echo $$p; done); \
@@ -483,6 +504,7 @@ install: all
 	install -m 0755 $(BUILDDIR)/airlock-daemon $(DESTDIR)$(DAEMON_PATH)
 	install -m 0755 $(BUILDDIR)/airlock-helper $(DESTDIR)$(HELPER_PATH)
 	install -m 0755 $(BUILDDIR)/airlock-supervisor $(DESTDIR)$(SUPERVISOR_PATH)
+	install -m 0755 $(BUILDDIR)/airlock-egress $(DESTDIR)$(EGRESS_PATH)
 	install -d $(DESTDIR)$(DATADIR)/airlock
 	install -m 0644 policy/default.rules $(DESTDIR)$(DEFAULT_RULES)
 	install -m 0644 $(BUILDDIR)/airlock.1 $(DESTDIR)$(MANDIR)/man1/airlock.1
@@ -504,7 +526,7 @@ install-caps: install
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/airlock $(DESTDIR)$(DAEMON_PATH) $(DESTDIR)$(HELPER_PATH) \
-	  $(DESTDIR)$(SUPERVISOR_PATH) \
+	  $(DESTDIR)$(SUPERVISOR_PATH) $(DESTDIR)$(EGRESS_PATH) \
 	  $(DESTDIR)$(DEFAULT_RULES) \
 	  $(DESTDIR)$(MANDIR)/man1/airlock.1 $(DESTDIR)$(MANDIR)/man8/airlock-helper.8
 

@@ -200,6 +200,24 @@ audit_entry_to_json (const struct audit_entry *e, char **err)
       add_text (obj, "reason", redacted, REASON_MAX);
       free (redacted);
     }
+  if (e->network)
+    {
+      const struct audit_network *n = e->network;
+      cJSON *net = cJSON_AddObjectToObject (obj, "network");
+      if (!net)
+        oom ();
+      add_text (net, "name", n->name, FIELD_MAX);
+      add_text (net, "address", n->address, FIELD_MAX);
+      if (n->port ? !cJSON_AddNumberToObject (net, "port", (double) n->port)
+                  : !cJSON_AddNullToObject (net, "port"))
+        oom ();
+      add_text (net, "sni", n->sni, FIELD_MAX);
+      add_text (net, "host", n->host, FIELD_MAX);
+      add_text (net, "fake_address", n->fake_address, FIELD_MAX);
+    }
+  if (e->suppressed
+      && !cJSON_AddNumberToObject (obj, "suppressed", (double) e->suppressed))
+    oom ();
   if (!cJSON_AddNumberToObject (obj, "pid", (double) getpid ())
       || !cJSON_AddNumberToObject (obj, "uid", (double) getuid ()))
     oom ();

@@ -7,6 +7,11 @@
  *    "command":"curl -u me:<redacted> https://x","rules":["net-exfil"],
  *    "decision":"deny","decided_by":"person","reason":"no",
  *    "pid":1234,"uid":1000}
+ * A network decision of airlock-egress also holds
+ *   "network":{"name":"x.test","address":"192.0.2.7","port":443,
+ *              "sni":"x.test","host":null,"fake_address":"10.99.1.1"}
+ * and, when earlier lines of the same kind were held back by its rate
+ * limit, "suppressed":N; lines without them are as above.
  * `time` is RFC 3339 UTC with milliseconds; `session`, `backend` and
  * `command` are null when not given; `reason` is present only when
  * given.  The command (and reason) pass through redact_secrets() first;
@@ -49,6 +54,18 @@
 /* Bytes of (redacted) command kept in a line. */
 #define AUDIT_COMMAND_MAX 16384
 
+/* What an egress decision was about (airlock-egress).  Any string may be
+   NULL (written as null). */
+struct audit_network
+{
+  const char *name;         /* the name the sandbox asked for */
+  const char *address;      /* the real upstream address */
+  unsigned port;            /* 0: none (written as null) */
+  const char *sni;          /* a TLS ClientHello's server name */
+  const char *host;         /* an HTTP request's Host */
+  const char *fake_address; /* the address in the sandbox's view */
+};
+
 struct audit_entry
 {
   const char *session;    /* or NULL */
@@ -63,6 +80,8 @@ struct audit_entry
   const char *reason;     /* or NULL */
   const char *const *rules; /* ids of the rules that matched */
   size_t n_rules;
+  const struct audit_network *network; /* or NULL: no "network" */
+  unsigned long suppressed; /* lines held back before this one; 0: none */
 };
 
 struct audit_log;

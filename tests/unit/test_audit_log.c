@@ -445,6 +445,65 @@ test_entry_fields (void **state)
   free (dir);
 }
 
+/* An egress decision: the "network" object and "suppressed"; a line
+   without them has neither key (the lines above are unchanged). */
+static void
+test_entry_network (void **state)
+{
+  (void) state;
+  const struct audit_network full = {
+    .name = "allowed.test", .address = "127.0.0.1", .port = 443,
+    .sni = "allowed.test", .host = NULL, .fake_address = "10.99.1.1",
+  };
+  const char *rules[] = { "allowed.test:443" };
+  struct audit_entry e = {
+    .session = "s1", .backend = "local", .decision = "allow",
+    .decided_by = "network-allowlist", .reason = "SNI matches",
+    .rules = rules, .n_rules = 1, .network = &full, .suppressed = 7,
+  };
+  char *line = audit_entry_to_json (&e, NULL);
+  assert_non_null (line);
+  cJSON *j = cJSON_Parse (line);
+  assert_non_null (j);
+  const cJSON *net = cJSON_GetObjectItemCaseSensitive (j, "network");
+  assert_true (cJSON_IsObject (net));
+  assert_string_equal (str_field (net, "name"), "allowed.test");
+  assert_string_equal (str_field (net, "address"), "127.0.0.1");
+  assert_int_equal (cJSON_GetObjectItem (net, "port")->valuedouble, 443);
+  assert_string_equal (str_field (net, "sni"), "allowed.test");
+  assert_true (cJSON_IsNull (cJSON_GetObjectItem (net, "host")));
+  assert_string_equal (str_field (net, "fake_address"), "10.99.1.1");
+  assert_int_equal (cJSON_GetObjectItem (j, "suppressed")->valuedouble, 7);
+  assert_null (cJSON_GetObjectItem (j, "command_truncated"));
+  cJSON_Delete (j);
+  free (line);
+
+  /* A deny before any name is known: nulls, no port. */
+  const struct audit_network bare = { .fake_address = "10.99.0.50" };
+  e.network = &bare;
+  e.suppressed = 0;
+  line = audit_entry_to_json (&e, NULL);
+  assert_non_null (line);
+  j = cJSON_Parse (line);
+  assert_non_null (j);
+  net = cJSON_GetObjectItemCaseSensitive (j, "network");
+  assert_true (cJSON_IsNull (cJSON_GetObjectItem (net, "name")));
+  assert_true (cJSON_IsNull (cJSON_GetObjectItem (net, "address")));
+  assert_true (cJSON_IsNull (cJSON_GetObjectItem (net, "port")));
+  assert_true (cJSON_IsNull (cJSON_GetObjectItem (net, "sni")));
+  assert_string_equal (str_field (net, "fake_address"), "10.99.0.50");
+  assert_null (cJSON_GetObjectItem (j, "suppressed"));
+  cJSON_Delete (j);
+  free (line);
+
+  /* Without network: no such keys at all. */
+  line = audit_entry_to_json (&plain_entry, NULL);
+  assert_non_null (line);
+  assert_null (strstr (line, "\"network\""));
+  assert_null (strstr (line, "\"suppressed\""));
+  free (line);
+}
+
 static void
 test_entry_invalid (void **state)
 {
@@ -1086,6 +1145,7 @@ main (void)
     cmocka_unit_test (test_redact_long_inputs),
     cmocka_unit_test (test_redact_threads),
     T (test_entry_fields),
+    T (test_entry_network),
     T (test_entry_invalid),
     T (test_text_cleaning),
     T (test_permissions),
