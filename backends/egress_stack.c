@@ -8,7 +8,7 @@
  * and TCP ever reach it, and DNS is answered here. */
 #define _GNU_SOURCE
 #include "egress_stack.h"
-#include "egress_addresses.h"
+#include "egress_network.h"
 #include "egress_wire.h"
 
 #include <arpa/inet.h>

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "egress_addresses.h"
+#include "egress_network.h"
 #include "egress_client.h"
 #include "local.h"
 #include "runtime_dir.h"

@@ -18,6 +18,7 @@
  * namespace holder and exits with the egress's exit status (or 100 + the
  * signal that killed it, 99 on a timeout). */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if.h>
@@ -88,12 +89,15 @@ make_tap (const char *resolv)
   run ((const char *[]) { "ip", "link", "set", "lo", "up", NULL });
   run ((const char *[]) { "ip", "link", "set", "eth0", "mtu", "1500", "up",
                           NULL });
-  run ((const char *[]) { "ip", "addr", "add", EGRESS_SANDBOX_TEXT "/32",
+  char sandbox[32], gateway[INET_ADDRSTRLEN];
+  struct in_addr a = { .s_addr = htonl (EGRESS_SANDBOX) };
+  snprintf (sandbox, sizeof sandbox, "%s/32", inet_ntoa (a));
+  a.s_addr = htonl (EGRESS_GATEWAY);
+  snprintf (gateway, sizeof gateway, "%s", inet_ntoa (a));
+  run ((const char *[]) { "ip", "addr", "add", sandbox, "dev", "eth0", NULL });
+  run ((const char *[]) { "ip", "route", "add", gateway, "dev", "eth0", NULL });
+  run ((const char *[]) { "ip", "route", "add", "default", "via", gateway,
                           "dev", "eth0", NULL });
-  run ((const char *[]) { "ip", "route", "add", EGRESS_GATEWAY_TEXT, "dev",
-                          "eth0", NULL });
-  run ((const char *[]) { "ip", "route", "add", "default", "via",
-                          EGRESS_GATEWAY_TEXT, "dev", "eth0", NULL });
   return fd;
 }
 
