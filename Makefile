@@ -213,11 +213,13 @@ $(BUILDDIR)/airlock-supervisor: $(SUPERVISOR_SRCS) $(wildcard helper/protocol.h 
 # though airlock uses no glib: hence libglib2.0-dev in DEB_PACKAGES.)
 EGRESS_SRCS := backends/egress_main.c backends/egress_stack.c backends/egress_flow.c \
                backends/egress_audit.c backends/egress_wire.c policy/egress_policy.c \
-               policy/audit_log.c policy/audit_dirs.c policy/redact.c policy/xalloc.c
+               policy/audit_log.c policy/audit_dirs.c policy/redact.c policy/xalloc.c \
+               policy/rules.c policy/shell_parse.c policy/normalize.c policy/inline_code.c
 EGRESS_PKGS := slirp libcjson libpcre2-8
 $(BUILDDIR)/airlock-egress: $(EGRESS_SRCS) $(wildcard helper/egress_addresses.h backends/*.h policy/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
-	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -Ipolicy $(shell $(PKG) --cflags $(EGRESS_PKGS)) -pthread -o $@ \
+	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -Ipolicy $(shell $(PKG) --cflags $(EGRESS_PKGS)) -pthread \
+	  -DAIRLOCK_DEFAULT_RULES='"$(DEFAULT_RULES)"' -DAIRLOCK_ADMIN_RULES='"$(ADMIN_RULES)"' -o $@ \
 	  $(EGRESS_SRCS) $(LDHARDEN) $(shell $(PKG) --libs $(EGRESS_PKGS)) $(BROKER_LIBS)
 
 # ---- test tools ----

@@ -183,7 +183,7 @@ egress_check (const char *policy_json, char hash[17], char **err)
   /* The policy is small (config lists); the pipe holds it whole. */
   size_t len = strlen (policy_json);
   signal (SIGPIPE, SIG_IGN);
-  bool sent = write (in[1], policy_json, len) == (ssize_t) len;
+  bool sent = write (in[1], policy_json, len) == (ssize_t) len && write (in[1], "\n", 1) == 1;
   close (in[1]);
   long long deadline = monotonic_ms () + EGRESS_READY_MS;
   char *said = read_until_eof (out[0], deadline, 64);

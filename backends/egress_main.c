@@ -2,6 +2,11 @@
 /* airlock-egress: the network of one sandbox with `network: allowlist`.
  *
  *   airlock-egress --session ID --backend NAME
+ *   airlock-egress --check
+ *
+ * --check reads a policy line on fd 0, checks it and the administrator's
+ * caps (policy.rules), prints its hash and exits: 0, or 2 with the reason
+ * on stderr.  The broker runs it before it starts a sandbox.
  *
  * fd 3: the sandbox's tap device (from the helper, through the broker).
  * fd 0: the policy, one JSON object (policy/egress_policy.h) and a
@@ -17,6 +22,7 @@
 #include "egress_flow.h"
 #include "egress_policy.h"
 #include "egress_stack.h"
+#include "rules.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -86,17 +92,64 @@ read_policy_line (void)
   return buf;
 }
 
+/* The administrator's caps on allowlists (`network-allow`, `network-range`
+   in policy.rules): a policy beyond them never runs.  The admin file's
+   path is compiled in, so nothing a user sets can hide it. */
+static void
+check_caps (const struct egress_policy *p)
+{
+  const char *def = getenv ("AIRLOCK_DEFAULT_RULES");
+  char *err = NULL;
+  struct ruleset *rs = ruleset_load (def && *def ? def : AIRLOCK_DEFAULT_RULES,
+                                     AIRLOCK_ADMIN_RULES, &err);
+  if (!rs)
+    die (2, "cannot read the rules that cap allowlists: %s", err ? err : "?");
+  const struct rules_settings *s = ruleset_settings (rs);
+  if (egress_policy_check_caps (p, s->network_allow, s->n_network_allow,
+                                s->network_ranges, s->n_network_ranges, &err) < 0)
+    die (2, "%s (the administrator's caps: %s)", err ? err : "?", AIRLOCK_ADMIN_RULES);
+  ruleset_free (rs);
+}
+
+/* The policy on fd 0, parsed and checked against the caps; exits 2 with
+   the reason on any problem. */
+static void
+read_policy (struct egress_policy *policy)
+{
+  char *text = read_policy_line ();
+  cJSON *json = cJSON_Parse (text);
+  free (text);
+  if (!json || !cJSON_IsObject (json))
+    die (2, "the policy on fd 0 is not a JSON object");
+  memset (policy, 0, sizeof *policy);
+  char *err = NULL;
+  if (egress_policy_from_json (json, policy, &err) < 0)
+    die (2, "bad policy: %s", err ? err : "?");
+  cJSON_Delete (json);
+  check_caps (policy);
+}
+
 static void
 usage (void)
 {
   die (2, "usage: airlock-egress --session ID --backend NAME "
-       "(tap on fd 3, policy on fd 0)");
+       "(tap on fd 3, policy on fd 0), or airlock-egress --check");
 }
 
 int
 main (int argc, char **argv)
 {
   const char *session = NULL, *backend = NULL;
+  struct egress_policy policy;
+  char hash[17];
+  if (argc == 2 && !strcmp (argv[1], "--check"))
+    {
+      read_policy (&policy);
+      egress_policy_hash (&policy, hash);
+      printf ("%s\n", hash);
+      egress_policy_free (&policy);
+      return fflush (stdout) == 0 ? 0 : 1;
+    }
   for (int i = 1; i < argc; i++)
     {
       if (i + 1 < argc && !strcmp (argv[i], "--session"))
@@ -137,19 +190,9 @@ main (int argc, char **argv)
   if (sfd < 0)
     die (1, "signalfd: %s", strerror (errno));
 
-  char *text = read_policy_line ();
-  cJSON *json = cJSON_Parse (text);
-  free (text);
-  if (!json || !cJSON_IsObject (json))
-    die (2, "the policy on fd 0 is not a JSON object");
-  struct egress_policy policy;
-  memset (&policy, 0, sizeof policy);
-  char *err = NULL;
-  if (egress_policy_from_json (json, &policy, &err) < 0)
-    die (2, "bad policy: %s", err ? err : "?");
-  cJSON_Delete (json);
-  char hash[17];
+  read_policy (&policy);
   egress_policy_hash (&policy, hash);
+  char *err = NULL;
 
   /* Listeners and flows take fds: as many as the hard limit lets. */
   struct rlimit rl;
