@@ -20,6 +20,10 @@ setup_file () {
     -addext subjectAltName=DNS:allowed.test,DNS:other.test \
     -keyout "$NET/key.pem" -out "$NET/cert.pem" 2>/dev/null
   chmod 0644 "$NET/cert.pem"
+  # The sandbox has a /tmp of its own: the clients read the CA from the
+  # workspace.
+  cp "$NET/cert.pem" "$WORK/network-ca.pem"
+  chmod 0644 "$WORK/network-ca.pem"
   setsid python3 "$BATS_TEST_DIRNAME/network/servers.py" "$NET" "$NET/cert.pem" "$NET/key.pem" \
     > "$NET/servers.log" 2>&1 < /dev/null &
   echo $! > "$NET/servers.pid"
@@ -29,10 +33,12 @@ setup_file () {
 
 teardown_file () {
   kill "$(cat "$NET/servers.pid")" 2>/dev/null || true
+  rm -f "$WORK/network-ca.pem"
 }
 
 setup () {
   read -r HTTP1 HTTPS1 HTTP2 HTTPS2 UDP1 < "$NET/ports"
+  CA="$WORK/network-ca.pem"
   RUNDIR="$T/xdg-net-$BATS_TEST_NUMBER"
   mkdir -p "$RUNDIR"
   chown "$TEST_USER" "$RUNDIR"
@@ -75,7 +81,7 @@ net_audit () {
   run nrun curl -sS --max-time 20 "http://allowed.test:$HTTP1/"
   [ "$status" -eq 0 ]
   [ "$output" = "allowed host=allowed.test:$HTTP1" ]
-  run nrun curl -sS --max-time 20 --noproxy '*' --cacert "$NET/cert.pem" "https://allowed.test:$HTTPS1/"
+  run nrun curl -sS --max-time 20 --noproxy '*' --cacert "$CA" "https://allowed.test:$HTTPS1/"
   [ "$status" -eq 0 ]
   [ "$output" = "allowed host=allowed.test:$HTTPS1" ]
   # The sandbox sees a fake address, never the real one.
@@ -85,11 +91,11 @@ net_audit () {
 }
 
 @test "network: Python's urllib and Node's fetch reach it too, with no proxy settings" {
-  run nrun python3 -c "import ssl, urllib.request as u; c = ssl.create_default_context(cafile='$NET/cert.pem'); print(u.urlopen('https://allowed.test:$HTTPS1/', context=c, timeout=20).read().decode().strip())"
+  run nrun python3 -c "import ssl, urllib.request as u; c = ssl.create_default_context(cafile='$CA'); print(u.urlopen('https://allowed.test:$HTTPS1/', context=c, timeout=20).read().decode().strip())"
   [ "$status" -eq 0 ]
   [ "$output" = "allowed host=allowed.test:$HTTPS1" ]
   command -v node || skip "node is not installed"
-  EXTRA_ENV+=" NODE_EXTRA_CA_CERTS=$NET/cert.pem" run nrun node -e "fetch('https://allowed.test:$HTTPS1/').then(r => r.text()).then(t => process.stdout.write(t), e => { console.error(e.cause || e); process.exit(3); })"
+  EXTRA_ENV+=" NODE_EXTRA_CA_CERTS=$CA" run nrun node -e "fetch('https://allowed.test:$HTTPS1/').then(r => r.text()).then(t => process.stdout.write(t), e => { console.error(e.cause || e); process.exit(3); })"
   [ "$status" -eq 0 ]
   [ "$output" = "allowed host=allowed.test:$HTTPS1" ]
 }
@@ -103,7 +109,7 @@ net_audit () {
 }
 
 @test "network: a large download through the stack arrives intact" {
-  run nrun sh -c "curl -sS --max-time 60 --cacert $NET/cert.pem https://allowed.test:$HTTPS1/big | sha256sum"
+  run nrun sh -c "curl -sS --max-time 60 --cacert $CA https://allowed.test:$HTTPS1/big | sha256sum"
   [ "$status" -eq 0 ]
   [ "${output%% *}" = "$(cat "$NET/big.sha256")" ]
 }
@@ -131,7 +137,7 @@ print('connected')"
 @test "network: TLS whose SNI names another host is refused, and so is HTTP with another Host" {
   fake=$(nrun getent ahostsv4 allowed.test | awk 'NR == 1 { print $1 }')
   [[ "$fake" == 10.99.* ]]
-  run nrun curl -sS --max-time 20 --cacert "$NET/cert.pem" --resolve "other.test:$HTTPS1:$fake" "https://other.test:$HTTPS1/"
+  run nrun curl -sS --max-time 20 --cacert "$CA" --resolve "other.test:$HTTPS1:$fake" "https://other.test:$HTTPS1/"
   [ "$status" -ne 0 ]
   [[ "$output" != *"other host"* ]]
   run nrun curl -sS --max-time 20 -H 'Host: other.test' "http://allowed.test:$HTTP1/"
@@ -166,7 +172,7 @@ print('sent')"
 }
 
 @test "network: each decision is in the audit log with the name, address, port and rule" {
-  run nrun curl -sS --max-time 20 --cacert "$NET/cert.pem" "https://allowed.test:$HTTPS1/"
+  run nrun curl -sS --max-time 20 --cacert "$CA" "https://allowed.test:$HTTPS1/"
   [ "$status" -eq 0 ]
   line=$(net_audit | grep '"decision":"allow"' | tail -n 1)
   echo "$line"
