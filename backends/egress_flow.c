@@ -329,7 +329,9 @@ peek (struct flow *fl, uint8_t *buf, size_t *len, char *seen, size_t cap)
                       tls ? NULL : seen);
           return PEEKED_DENIED;
         }
-      if (opaque_ok)
+      /* TLS without an SNI, HTTP without a Host: those protocols, and
+         they name nothing, so they never pass as another protocol. */
+      if (opaque_ok && r != PEEK_NONE)
         return PEEKED_OPAQUE;
       if (r == PEEK_NONE)
         snprintf (why, sizeof why, "%s names no host",

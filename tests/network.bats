@@ -143,6 +143,17 @@ print('connected')"
   run nrun curl -sS --max-time 20 -H 'Host: other.test' "http://allowed.test:$HTTP1/"
   [ "$status" -ne 0 ]
   [[ "$output" != *host=* ]]
+  # TLS with no SNI at all names nothing: refused too.
+  run nrun python3 -c "
+import socket, ssl
+c = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT); c.check_hostname = False; c.verify_mode = ssl.CERT_NONE
+s = socket.create_connection(('allowed.test', $HTTPS1), timeout=20)
+try:
+    t = c.wrap_socket(s); t.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n'); print('answered', t.recv(100))
+except (OSError, ssl.SSLError) as e:
+    print('refused', type(e).__name__)"
+  echo "$output"
+  [[ "$output" == refused* ]]
   # The upstream server saw neither.
   ! grep -q "host=other.test" "$NET/requests" || false
   net_audit | grep '"decision":"deny"' | grep -q '"sni":"other.test"'
