@@ -149,7 +149,7 @@ import socket, ssl
 c = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT); c.check_hostname = False; c.verify_mode = ssl.CERT_NONE
 s = socket.create_connection(('allowed.test', $HTTPS1), timeout=20)
 try:
-    t = c.wrap_socket(s); t.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n'); print('answered', t.recv(100))
+    t = c.wrap_socket(s); t.sendall(b'GET / HTTP/1.0\r\n\r\n'); print('answered', t.recv(100))
 except (OSError, ssl.SSLError) as e:
     print('refused', type(e).__name__)"
   echo "$output"
