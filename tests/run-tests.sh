@@ -223,7 +223,7 @@ stream_local () {
   # Once, as root: the README's demo; build-time paths and flags; bench;
   # the Debian package, whose installed-package suites (their TAP in
   # $T/package-installed.tap) count one by one.
-  for suite in ${ONCE_SUITES-demo build bench package}; do bats_suite once "$suite"; done
+  for suite in ${ONCE_SUITES-demo build bench package egress}; do bats_suite once "$suite"; done
   if [ -f "$T/package-installed.tap" ]; then
     section "once: the installed package's suites, caps mode"
     grep -E '^not ok' -A 12 "$T/package-installed.tap" | head -n 60
