@@ -27,7 +27,8 @@ EGRESS_TAP=${AIRLOCK_EGRESS_TAP:-$BUILDDIR/airlock-egress-tap}
 start_egress () {
   local dir=$2 i
   mkdir -p "$dir/state"
-  ( export XDG_STATE_HOME="$dir/state" AIRLOCK_EGRESS_PEEK_MS=1500
+  ( export XDG_STATE_HOME="$dir/state" AIRLOCK_EGRESS_PEEK_MS=1500 \
+      AIRLOCK_DEFAULT_RULES="${AIRLOCK_DEFAULT_RULES:-$BATS_TEST_DIRNAME/../policy/default.rules}"
     timeout -k 5 900 "$EGRESS_TAP" --policy "$1" --resolv "$BATS_FILE_TMPDIR/resolv.conf" \
       -- "$EGRESS" --session egress-test --backend local > "$dir/out" 2> "$dir/err" &
     echo $! > "$dir/tap.pid"
