@@ -61,7 +61,8 @@ egress_audit_open (const char *session, const char *backend, char **err)
       return NULL;
     }
   a->log = log;
-  a->session = session ? strdup (session) : NULL;
+  /* "" is `airlock run`: no session, as the gate logs it. */
+  a->session = session && *session ? strdup (session) : NULL;
   a->backend = backend ? strdup (backend) : NULL;
   pthread_mutex_init (&a->lock, NULL);
   return a;

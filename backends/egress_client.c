@@ -235,7 +235,7 @@ egress_start (int tap, const char *policy_json, const char *session,
       return -1;
     }
   const char *path = egress_path ();
-  char *argv[] = { (char *) path, "--session", (char *) (session ? session : "-"),
+  char *argv[] = { (char *) path, "--session", (char *) (session ? session : ""),
                    "--backend", (char *) backend, NULL };
   int in[2] = { -1, -1 }, out[2] = { -1, -1 };
   if (pipe2 (in, O_CLOEXEC) < 0 || pipe2 (out, O_CLOEXEC) < 0)

@@ -96,6 +96,7 @@ net_audit () {
   [ "$output" = "allowed host=allowed.test:$HTTPS1" ]
   command -v node || skip "node is not installed"
   EXTRA_ENV+=" NODE_EXTRA_CA_CERTS=$CA" run nrun node -e "fetch('https://allowed.test:$HTTPS1/').then(r => r.text()).then(t => process.stdout.write(t), e => { console.error(e.cause || e); process.exit(3); })"
+  echo "$output"
   [ "$status" -eq 0 ]
   [ "$output" = "allowed host=allowed.test:$HTTPS1" ]
 }
@@ -138,6 +139,7 @@ print('connected')"
   fake=$(nrun getent ahostsv4 allowed.test | awk 'NR == 1 { print $1 }')
   [[ "$fake" == 10.99.* ]]
   run nrun curl -sS --max-time 20 --cacert "$CA" --resolve "other.test:$HTTPS1:$fake" "https://other.test:$HTTPS1/"
+  echo "$output"
   [ "$status" -ne 0 ]
   [[ "$output" != *"other host"* ]]
   run nrun curl -sS --max-time 20 -H 'Host: other.test' "http://allowed.test:$HTTP1/"
