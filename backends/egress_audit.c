@@ -8,6 +8,7 @@
  * wins over a perfect count). */
 #define _GNU_SOURCE
 #include "egress_audit.h"
+#include "monotonic_ms.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -34,14 +35,6 @@ struct egress_audit
   pthread_mutex_t lock; /* the table */
   struct slot slots[EGRESS_AUDIT_KEYS];
 };
-
-static int64_t
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 struct egress_audit *
 egress_audit_open (const char *session, const char *backend, char **err)
@@ -73,7 +66,7 @@ egress_audit_open (const char *session, const char *backend, char **err)
 static bool
 admit (struct egress_audit *a, const char *key, unsigned long *held)
 {
-  int64_t now = now_ms ();
+  int64_t now = monotonic_ms ();
   struct slot *s = NULL, *lru = NULL;
   for (size_t i = 0; i < EGRESS_AUDIT_KEYS && !s; i++)
     if (a->slots[i].key[0] && !strcmp (a->slots[i].key, key))

@@ -9,6 +9,7 @@
  * which becomes readable once, for good, when the process stops. */
 #define _GNU_SOURCE
 #include "egress_flow.h"
+#include "monotonic_ms.h"
 #include "egress_wire.h"
 
 #include <arpa/inet.h>
@@ -67,14 +68,6 @@ struct flow
   uint16_t port;
   const struct egress_rule *rule;
 };
-
-static int64_t
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- the listeners ---- */
 
@@ -247,7 +240,7 @@ wait_fd (struct flow *fl, int fd, short events, int64_t deadline)
 {
   for (;;)
     {
-      int64_t left = deadline - now_ms ();
+      int64_t left = deadline - monotonic_ms ();
       if (left <= 0)
         return 0;
       struct pollfd p[2] = {
@@ -281,7 +274,7 @@ peek (struct flow *fl, uint8_t *buf, size_t *len, char *seen, size_t cap)
      a protocol that is neither TLS nor HTTP (ssh, git://, ...). */
   bool opaque_ok = fl->rule->n_ports > 0 && fl->port != 80
                    && fl->port != 443;
-  int64_t deadline = now_ms () + (opaque_ok ? EGRESS_OPAQUE_MS
+  int64_t deadline = monotonic_ms () + (opaque_ok ? EGRESS_OPAQUE_MS
                                             : fl->flows->peek_ms);
   char why[REASON_MAX];
   *len = 0;
@@ -434,7 +427,7 @@ connect_bounded (struct flow *fl, const struct sockaddr_storage *ss)
       errno = e;
       return -1;
     }
-  int w = wait_fd (fl, fd, POLLOUT, now_ms () + EGRESS_CONNECT_MS);
+  int w = wait_fd (fl, fd, POLLOUT, monotonic_ms () + EGRESS_CONNECT_MS);
   int soerr = 0;
   socklen_t sl = sizeof soerr;
   if (w == 1 && getsockopt (fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0
@@ -462,7 +455,7 @@ send_all (struct flow *fl, int fd, const uint8_t *buf, size_t len)
         continue;
       if (n < 0 && errno == EAGAIN)
         {
-          if (wait_fd (fl, fd, POLLOUT, now_ms () + EGRESS_CONNECT_MS) != 1)
+          if (wait_fd (fl, fd, POLLOUT, monotonic_ms () + EGRESS_CONNECT_MS) != 1)
             return -1;
           continue;
         }
