@@ -36,12 +36,13 @@ setsid python3 tests/network/servers.py "$T/net" "$T/net/cert.pem" "$T/net/key.p
 SERVERS=$!
 for _ in $(seq 100); do [ -s "$T/net/ports" ] && break; sleep 0.1; done
 read -r HTTP1 _ < "$T/net/ports" || { echo "network bench: the test servers did not start"; exit 0; }
-cat > "$T/config.json" <<JSON
+mkdir -p "$T/cfg"
+cat > "$T/cfg/config.json" <<JSON
 {"network": {"allow": ["allowed.test:$HTTP1"], "resolve": {"allowed.test": "127.0.0.1"},
              "allow_ranges": ["127.0.0.1/32"], "upstream_ranges": ["127.0.0.0/8"]}}
 JSON
 cp tests/bench/network_client.py "$T/home/client.py"
-run_env=(env -i PATH=/usr/bin:/bin HOME="$T/home" XDG_RUNTIME_DIR="$T/run" AIRLOCK_CONFIG="$T/config.json"
+run_env=(env -i PATH=/usr/bin:/bin HOME="$T/home" XDG_RUNTIME_DIR="$T/run" AIRLOCK_CONFIG="$T/cfg/config.json"
   AIRLOCK_HELPER="$BUILDDIR/airlock-helper" AIRLOCK_DAEMON="$BUILDDIR/airlock-daemon"
   AIRLOCK_SUPERVISOR="$BUILDDIR/airlock-supervisor" AIRLOCK_EGRESS="$BUILDDIR/airlock-egress"
   AIRLOCK_DEFAULT_RULES="$PWD/policy/default.rules" AIRLOCK_POLICY_MODE=approve)
