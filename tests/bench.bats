@@ -91,3 +91,13 @@ samples () {
     [ -z "$(docker ps -aq --filter "label=airlock.owner=$dir/xdg/airlock")" ]
   fi
 }
+
+@test "bench: the network allowlist's figures, through the stack and direct, and nothing left behind" {
+  run env NET_CONNECTS=5 NET_MIB=4 BUILDDIR="$BENCH_BUILD" timeout -k 10 300 "$BATS_TEST_DIRNAME/bench/network_bench.sh"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  echo "$output" | grep -q "^  through airlock-egress (sandbox) *median"
+  echo "$output" | grep -q "^  connection latency ratio, median to median: [0-9.]*x$"
+  echo "$output" | grep -q "^  throughput: direct .* MiB/s, through the stack .* MiB/s"
+  ! ls -d /tmp/airlock-netbench.* 2>/dev/null || false
+}
