@@ -99,7 +99,8 @@ net_audit () {
   # Node reserves more address space for WebAssembly than the default
   # memory limit gives where it is an rlimit (RLIMIT_AS).
   write_conf "max_memory = 64G"
-  EXTRA_ENV+=" NODE_EXTRA_CA_CERTS=$CA" run as_user timeout -k 5 60 "$AIRLOCK" run --network allowlist --memory 48G -- node -e "fetch('https://allowed.test:$HTTPS1/').then(r => r.text()).then(t => process.stdout.write(t), e => { console.error(e.cause || e); process.exit(3); })"
+  run as_user timeout -k 5 60 "$AIRLOCK" run --network allowlist --memory 48G \
+    --env "NODE_EXTRA_CA_CERTS=$CA" -- node -e "fetch('https://allowed.test:$HTTPS1/').then(r => r.text()).then(t => process.stdout.write(t), e => { console.error(e.cause || e); process.exit(3); })"
   echo "$output"
   [ "$status" -eq 0 ]
   [ "$output" = "allowed host=allowed.test:$HTTPS1" ]
