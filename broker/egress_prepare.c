@@ -16,6 +16,7 @@
 #include "config.h"
 #include "egress_network.h"
 #include "egress_client.h"
+#include "installed_file.h"
 #include "local.h"
 #include "runtime_dir.h"
 #include "xprintf.h"
@@ -54,6 +55,8 @@ int
 egress_prepare (const struct airlock_config *c, struct local_run *r,
                 char hash[17], char **err)
 {
+  if (installed_file_check (egress_path (), X_OK, "AIRLOCK_EGRESS", err) < 0)
+    return -1;
   char *policy = egress_policy_json (c);
   if (egress_check (policy, hash, err) < 0)
     {

@@ -329,3 +329,10 @@ JSON
   run nrun true
   [ "$status" -eq 0 ]
 }
+
+@test "network: without airlock-egress installed, the error names its path and the fix" {
+  EXTRA_ENV+=" AIRLOCK_EGRESS=$T/no-such-egress" run nrun true
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [[ "$output" == *"$T/no-such-egress: No such file or directory (named by AIRLOCK_EGRESS)"* ]]
+}
