@@ -479,7 +479,7 @@ al_step_name (uint32_t step)
     [AL_STEP_BIND] = "bind mounts",
     [AL_STEP_WORKDIR] = "workspace",
     [AL_STEP_PIVOT] = "switching root",
-    [AL_STEP_LOOPBACK] = "loopback network",
+    [AL_STEP_LOOPBACK] = "network",
     [AL_STEP_CAPS] = "dropping capabilities",
     [AL_STEP_SECCOMP] = "seccomp filter",
     [AL_STEP_EXEC] = "starting the command",

@@ -100,7 +100,7 @@ bats_require_minimum_version 1.5.0
   [[ "$output" == *"no command given"* ]]
   run arun --network wifi -- true
   [ "$status" -eq 2 ]
-  [[ "$output" == *"loopback, none or host"* ]]
+  [[ "$output" == *"loopback, none, host or allowlist"* ]]
   run arun --timeout soon -- true
   [ "$status" -eq 2 ]
   run arun --ro-bind /no/such/path -- true
