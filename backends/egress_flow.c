@@ -535,22 +535,28 @@ relay (struct flow *fl)
         p[1].events |= POLLIN;
       if (up.len > up.off)
         p[1].events |= POLLOUT;
+      /* Both sides idle with nothing asked: only when everything is
+         done, which the loop condition catches. */
+      if (!p[0].events && !p[1].events)
+        break;
+      /* poll reports HUP and ERR even for an fd asked for nothing: such an
+         fd stays out of this round, or a peer that is gone would wake
+         every poll at once while the other side is idle. */
+      for (int i = 0; i < 2; i++)
+        if (!p[i].events)
+          p[i].fd = -1;
       int rc = poll (p, 3, -1);
       if (rc < 0 && errno == EINTR)
         continue;
       if (rc < 0 || p[2].revents)
         break;
-      /* An fd with nothing asked of it may still report HUP/ERR: only a
-         direction that is waiting on it acts on that. */
+      /* Only a direction that is waiting on an fd acts on what it
+         reports. */
       short c_in = (p[0].events & POLLIN) ? p[0].revents : 0;
       short c_out = (p[0].events & POLLOUT) ? p[0].revents : 0;
       short u_in = (p[1].events & POLLIN) ? p[1].revents : 0;
       short u_out = (p[1].events & POLLOUT) ? p[1].revents : 0;
       if (pump (&up, c_in, u_out) < 0 || pump (&down, u_in, c_out) < 0)
-        break;
-      /* Both sides idle with nothing asked: only when everything is
-         done, which the loop condition catches. */
-      if (!p[0].events && !p[1].events)
         break;
     }
   free (b1);
