@@ -336,3 +336,23 @@ JSON
   [ "$status" -eq 125 ]
   [[ "$output" == *"$T/no-such-egress: No such file or directory (named by AIRLOCK_EGRESS)"* ]]
 }
+
+@test "network: a client that goes away while the server is silent leaves airlock-egress idle, not spinning" {
+  as_user timeout -k 5 60 "$AIRLOCK" run --network allowlist -- \
+    sh -c "timeout 2 curl -sS http://allowed.test:$HTTP1/slow/20; sleep 8" > /dev/null 2>&1 &
+  runner=$!
+  pid=''
+  for _ in $(seq 50); do
+    pid=$(pgrep -u "$TEST_USER" -f "airlock-egress --session" | head -n 1)
+    [ -n "$pid" ] && break
+    sleep 0.1
+  done
+  [ -n "$pid" ]
+  sleep 3.5 # curl is gone; the server still holds the request
+  t0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+  sleep 3
+  t1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+  echo "airlock-egress used $((t1 - t0)) ticks in 3 s"
+  [ $((t1 - t0)) -lt 60 ]
+  wait "$runner" || true
+}

@@ -11,7 +11,7 @@ writes DIR/ports ("http1 https1 http2 https2 udp", once every socket
 listens), logs each request to DIR/requests, each datagram to DIR/udp, and
 runs until killed.  GET / answers "<label> host=<Host>"; GET /big answers
 2 MiB of a fixed pattern (its sha256 is in DIR/big.sha256); GET /bytes/N,
-N bytes (for make bench, not logged)."""
+N bytes (for make bench, not logged); GET /slow/N answers after N seconds."""
 import hashlib
 import http.server
 import os
@@ -19,6 +19,7 @@ import socket
 import ssl
 import sys
 import threading
+import time
 
 out_dir, cert, key = sys.argv[1:4]
 BIG = bytes((i * 7 + (i >> 11)) & 0xFF for i in range(2 * 1024 * 1024))
@@ -46,6 +47,8 @@ def handler_for(label):
                     self.wfile.write(chunk[:min(n, len(chunk))])
                     n -= len(chunk)
                 return
+            if self.path.startswith("/slow/"):  # answers after N seconds
+                time.sleep(int(self.path[6:]))
             log("requests", f"{label} {self.path} host={host}")
             body = BIG if self.path == "/big" else f"{label} host={host}\n".encode()
             self.send_response(200)
