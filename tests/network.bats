@@ -338,8 +338,16 @@ JSON
 }
 
 @test "network: a client that goes away while the server is silent leaves airlock-egress idle, not spinning" {
-  as_user timeout -k 5 60 "$AIRLOCK" run --network allowlist -- \
-    sh -c "timeout 2 curl -sS http://allowed.test:$HTTP1/slow/20; sleep 8" > /dev/null 2>&1 &
+  # The client resets its connection (SO_LINGER 0) while the server
+  # sleeps: the stack closes its end of the flow at once.
+  as_user timeout -k 5 60 "$AIRLOCK" run --network allowlist -- python3 -c "
+import socket, struct, time
+s = socket.create_connection(('allowed.test', $HTTP1))
+s.sendall(b'GET /slow/20 HTTP/1.1\r\nHost: allowed.test\r\n\r\n')
+time.sleep(1)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
+s.close()
+time.sleep(9)" > /dev/null 2>&1 &
   runner=$!
   pid=''
   for _ in $(seq 50); do
