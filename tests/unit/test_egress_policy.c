@@ -418,7 +418,7 @@ test_address_allowed (void **state)
   /* allow_ranges opens a special range, only where it says. */
   p = policy ("{\"allow_ranges\": [\"10.1.0.0/16\", \"fd00::/8\"]}");
   assert_true (allowed (&p, "10.1.2.3", why));
-  assert_false (allowed (&p, "10.2.0.1", why));
+  assert_false (allowed (&p, "10.2.3.4", why));
   assert_true (allowed (&p, "fd12::1", why));
   assert_false (allowed (&p, "fc00::1", why));
   assert_true (allowed (&p, "8.8.8.8", why));
