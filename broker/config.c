@@ -220,16 +220,12 @@ ok_label (char *s)
 static bool
 ok_egress_rule (char *s)
 {
-  struct egress_rule r;
+  struct egress_rule *r = xcalloc (1, sizeof *r);
   char *err = NULL;
-  if (egress_rule_parse (s, &r, &err) < 0)
-    {
-      free (err);
-      return false;
-    }
-  free (r.text);
-  free (r.domain);
-  return true;
+  bool ok = egress_rule_parse (s, r, &err) == 0;
+  free (err);
+  egress_rules_free (r, ok);
+  return ok;
 }
 
 /* A name of network.resolve: an allow entry without wildcard or ports. */
@@ -242,15 +238,12 @@ ok_egress_name (char *s)
 static bool
 ok_egress_cidr (char *s)
 {
-  struct egress_cidr c;
+  struct egress_cidr *c = xcalloc (1, sizeof *c);
   char *err = NULL;
-  if (egress_cidr_parse (s, &c, &err) < 0)
-    {
-      free (err);
-      return false;
-    }
-  free (c.text);
-  return true;
+  bool ok = egress_cidr_parse (s, c, &err) == 0;
+  free (err);
+  egress_cidrs_free (c, ok);
+  return ok;
 }
 
 /* An IPv4 or IPv6 address, nothing else. */

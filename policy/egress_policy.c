@@ -194,8 +194,8 @@ bad_address:
 
 /* ---- the policy as JSON ---- */
 
-static void
-free_rules (struct egress_rule *r, size_t n)
+void
+egress_rules_free (struct egress_rule *r, size_t n)
 {
   for (size_t i = 0; i < n; i++)
     {
@@ -205,8 +205,8 @@ free_rules (struct egress_rule *r, size_t n)
   free (r);
 }
 
-static void
-free_cidrs (struct egress_cidr *c, size_t n)
+void
+egress_cidrs_free (struct egress_cidr *c, size_t n)
 {
   for (size_t i = 0; i < n; i++)
     free (c[i].text);
@@ -218,12 +218,12 @@ egress_policy_free (struct egress_policy *p)
 {
   if (!p)
     return;
-  free_rules (p->allow, p->n_allow);
+  egress_rules_free (p->allow, p->n_allow);
   for (size_t i = 0; i < p->n_resolve; i++)
     free (p->resolve[i].name);
   free (p->resolve);
-  free_cidrs (p->allow_ranges, p->n_allow_ranges);
-  free_cidrs (p->upstream_ranges, p->n_upstream_ranges);
+  egress_cidrs_free (p->allow_ranges, p->n_allow_ranges);
+  egress_cidrs_free (p->upstream_ranges, p->n_upstream_ranges);
   memset (p, 0, sizeof *p);
 }
 

@@ -73,6 +73,9 @@ int egress_cidr_parse (const char *text, struct egress_cidr *out, char **err);
 int egress_policy_from_json (const cJSON *obj, struct egress_policy *p,
                              char **err);
 void egress_policy_free (struct egress_policy *p);
+/* Free n parsed entries and the array holding them (NULL: nothing). */
+void egress_rules_free (struct egress_rule *r, size_t n);
+void egress_cidrs_free (struct egress_cidr *c, size_t n);
 
 /* Which rule allows this name (case-insensitive, a trailing dot ignored),
  * or NULL.  The first matching rule in order. */

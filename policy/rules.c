@@ -171,15 +171,8 @@ ruleset_free (struct ruleset *rs)
     rule_entry_free (rs->rules[i]);
   free (rs->rules);
   free (rs->ordered);
-  for (size_t i = 0; i < rs->settings.n_network_allow; i++)
-    {
-      free (rs->settings.network_allow[i].text);
-      free (rs->settings.network_allow[i].domain);
-    }
-  free (rs->settings.network_allow);
-  for (size_t i = 0; i < rs->settings.n_network_ranges; i++)
-    free (rs->settings.network_ranges[i].text);
-  free (rs->settings.network_ranges);
+  egress_rules_free (rs->settings.network_allow, rs->settings.n_network_allow);
+  egress_cidrs_free (rs->settings.network_ranges, rs->settings.n_network_ranges);
   pcre2_match_context_free (rs->mctx);
   free (rs);
 }

@@ -441,17 +441,6 @@ rules (const char *const *texts, size_t n)
   return r;
 }
 
-static void
-free_rules (struct egress_rule *r, size_t n)
-{
-  for (size_t i = 0; i < n; i++)
-    {
-      free (r[i].text);
-      free (r[i].domain);
-    }
-  free (r);
-}
-
 static int
 caps (const char *json, const struct egress_rule *admin, size_t n_admin,
       const struct egress_cidr *ranges, size_t n_ranges, char **err)
@@ -517,7 +506,7 @@ test_caps (void **state)
   assert_int_equal (caps ("{\"allow\": [\"*.com\"]}", NULL, 0, ranges, 2,
                           &err), 0);
 
-  free_rules (admin, 3);
+  egress_rules_free (admin, 3);
   free (ranges[0].text);
   free (ranges[1].text);
 }
