@@ -130,9 +130,10 @@ open_line () { echo '{"id":1,"op":"open","session":"p","workdir":"'"$WORK"'"}'; 
   [ "$status" -eq 0 ]
   [[ "$output" =~ /dev/pts/[0-9]+ ]]
   # Without a terminal on stdin: 24x80, input from the pipe.
-  run as_user timeout -k 5 60 sh -c "printf '6*7\n' | $AIRLOCK exec p --pty -- python3 -c 'print(eval(input()))'; stty size 2>&1 || true"
+  run as_user timeout -k 5 60 sh -c "printf '6*7\n' | $AIRLOCK exec p --pty -- \"python3 -c 'print(eval(input()))'\""
   echo "$output"
-  [[ "$output" == *42* ]]
+  [ "$status" -eq 0 ]
+  [[ "$output" == *$'6*7\r\n42\r'* ]] # run took the last \n
   run al exec p --pty -- stty size
   [[ "$output" == *"24 80"* ]]
 }
