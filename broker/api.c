@@ -1167,9 +1167,11 @@ gate_job_stdin (struct daemon *d, struct dsession *s, struct client *c,
   const char *command = NULL;
   for (size_t i = 0; i < n; i++)
     if (jobs[i].id == job)
-      command = jobs[i].command;
+      /* Keys typed on a terminal are data: its interpreter was judged
+       * at its exec (GATE_TERMINAL_RULE). */
+      command = jobs[i].pty ? NULL : jobs[i].command;
   if (!command || !*data)
-    return true; /* no such job: op_job answers that */
+    return true; /* no such job (op_job answers that), or a terminal's */
   char *shown = NULL;
   if (asprintf (&shown, "stdin of job %u (%s): %s", job, command, data) < 0)
     return false;

@@ -842,7 +842,8 @@ fill_info (const struct session_exec *e, struct job_info *i)
                           .started_ms = e->started, .ended_ms = e->ended,
                           .output_bytes = spool_size (e->spool),
                           .spool_error = spool_error (e->spool),
-                          .lost = e->lost, .kill_pending = e->kill_pending };
+                          .lost = e->lost, .kill_pending = e->kill_pending,
+                          .pty = e->pty };
 }
 
 int

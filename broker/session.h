@@ -118,6 +118,7 @@ struct job_info {
   const char *spool_error;  /* NULL, or why the spool is incomplete */
   const char *lost;         /* JOB_END_LOST: why */
   bool kill_pending;        /* see exec_result */
+  bool pty;                 /* it runs on a terminal */
 };
 
 /* Open a session on a backend session that is already up: runs the shell

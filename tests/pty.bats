@@ -137,3 +137,15 @@ open_line () { echo '{"id":1,"op":"open","session":"p","workdir":"'"$WORK"'"}'; 
   run al exec p --pty -- stty size
   [[ "$output" == *"24 80"* ]]
 }
+
+@test "pty: a shell on a terminal needs approval where the session reaches the host" {
+  # A local session's workspace is the host's: the whole gate applies.
+  run api "$(open_line)" \
+    '{"id":2,"op":"exec","session":"p","command":"bash -i","pty":{},"approval":"deny","stdin":"exit\n"}' \
+    '{"id":3,"op":"exec","session":"p","command":"tty","pty":{},"approval":"deny"}' \
+    '{"id":4,"op":"exec","session":"p","command":"bash -c true","approval":"deny","stdin":"exit\n"}'
+  echo "$output"
+  [[ "${lines[1]}" == *'"id":2,"ok":false,"error":{"code":"denied"'*'interactive shell or interpreter on a terminal'*'(terminal-interpreter)'* ]]
+  [[ "$output" == *'"id":3,"ok":true,"event":"result","exit_code":0'* ]]
+  [[ "$output" == *'"id":4,"ok":true,"event":"result","exit_code":0'* ]]
+}
