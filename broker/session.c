@@ -908,7 +908,9 @@ session_job_write (struct session *s, uint32_t id, const void *data, size_t n,
     return -ENOENT;
   if (e->state != JOB_RUNNING || e->stdin_closed)
     return -ESRCH;
-  e->stdin_closed = eof;
+  /* A terminal's end of input is a typed ^D: it stays open for more
+   * (a shell whose cat just ended reads on). */
+  e->stdin_closed = eof && !e->pty;
   return s->ops->write_stdin (s->bs, id, data, n, eof);
 }
 

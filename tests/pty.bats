@@ -88,6 +88,14 @@ open_line () { echo '{"id":1,"op":"open","session":"p","workdir":"'"$WORK"'"}'; 
   gone 'sleep 100' 3
 }
 
+@test "pty: the end of input is a typed ^D: it ends cat, and the shell reads on" {
+  run typist 'bash --norc -i' 'expect:\$ $' 'type:cat\n' pause:0.5 'type:one\n' 'expect:one\r\n' eof \
+    'expect:\$ $' "type:echo st''ill here\n" 'expect:still here\r\n' eof wait
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"exit 0 exited"* ]]
+}
+
 @test "pty: python3 -i evaluates, and the end of input (^D) ends it" {
   run typist 'python3 -i' 'expect:>>> $' 'type:6*7\n' 'expect:42\r\n>>> $' eof wait
   echo "$output"
