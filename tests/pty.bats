@@ -90,7 +90,8 @@ open_line () { echo '{"id":1,"op":"open","session":"p","workdir":"'"$WORK"'"}'; 
 
 @test "pty: the end of input is a typed ^D: it ends cat, and the shell reads on" {
   run typist 'bash --norc -i' 'expect:\$ $' 'type:cat\n' pause:0.5 'type:one\n' 'expect:one\r\n' eof \
-    'expect:\$ $' "type:echo st''ill here\n" 'expect:still here\r\n' eof wait
+    'expect:\$ $' "type:echo st''ill here\n" 'expect:still here\r\n' \
+    'expect:\$ $' eof wait
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *"exit 0 exited"* ]]
