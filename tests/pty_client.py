@@ -19,10 +19,12 @@ runs each STEP:
 
 and prints the job's whole output, as received, at the end.
 """
+import atexit
 import json
 import os
 import re
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -82,17 +84,22 @@ def request(req, timeout=30):
 
 
 def expect(pattern):
+    """The next match starts after this one (not after what came with it)."""
     global mark
     deadline = time.monotonic() + 20
-    while not re.search(pattern, output[mark:]):
+    while not (found := re.search(pattern, output[mark:])):
         msg = read_line(deadline)
         if msg is None:
             print(output)
             sys.exit(f"pty_client: no {pattern!r} in the output")
         take(msg)
-    mark = len(output)
+    mark += found.end()
 
 
+# However we end (a failed step, timeout's SIGTERM), airlock serve goes
+# too: left behind, it would hold the caller's output open.
+atexit.register(proc.kill)
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
 SESSION = f"pty-{os.getpid()}"  # the daemon may outlive a failed run
 workdir, command = sys.argv[1], sys.argv[2]
 request({"op": "open", "session": SESSION, "workdir": workdir}, 60)
