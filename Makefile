@@ -100,8 +100,8 @@ COMMON_SRCS := broker/config.c broker/runtime_dir.c broker/sandbox_options.c \
                backends/cgroup_oom.c backends/xprintf.c backends/size_text.c policy/protected_paths.c \
                policy/audit_dirs.c policy/xalloc.c helper/protocol.c backends/egress_client.c broker/egress_prepare.c \
                policy/egress_policy.c
-CLIENT_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c broker/cp_command.c \
-               broker/cache_command.c broker/mcp_server.c broker/mcp_tools.c backends/random_id.c \
+CLIENT_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c broker/pty_relay.c broker/cp_command.c \
+               broker/cache_command.c broker/mcp_server.c broker/mcp_tools.c backends/random_id.c backends/supervisor_protocol.c \
                broker/approval_prompt.c broker/config_command.c $(COMMON_SRCS)
 DAEMON_SRCS := $(sort broker/airlock_daemon.c broker/daemon.c broker/api.c broker/session.c \
                broker/api_files.c broker/session_files.c broker/files_host.c \
@@ -343,9 +343,17 @@ $(BUILDDIR)/test_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) $(wildcard helper/*.h 
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_SRCS_$*) \
 	  $(shell $(PKG) --cflags --libs cmocka $(BROKER_PKGS)) $(BROKER_LIBS)
 
-$(BUILDDIR)/make_seeds: fuzz/make_seeds.c helper/protocol.c Makefile
+$(BUILDDIR)/make_seeds: fuzz/make_seeds.c helper/protocol.c backends/supervisor_protocol.h Makefile
 	@mkdir -p $(BUILDDIR)
-	$(CC) -std=gnu11 $(WARN) -O1 -g -Ihelper -o $@ fuzz/make_seeds.c helper/protocol.c
+	$(CC) -std=gnu11 $(WARN) -O1 -g -Ihelper -Ibackends -o $@ fuzz/make_seeds.c helper/protocol.c
+
+# what a sandbox's supervisor sends the broker (untrusted: code in the
+# sandbox could forge it)
+$(BUILDDIR)/fuzz_supervisor_protocol: fuzz/fuzz_supervisor_protocol.c backends/supervisor_protocol.c backends/supervisor_protocol.h helper/protocol.c helper/protocol.h Makefile
+	@mkdir -p $(BUILDDIR)
+	$(CLANG) -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined -Ihelper -Ibackends -o $@ fuzz/fuzz_supervisor_protocol.c \
+	  backends/supervisor_protocol.c helper/protocol.c
 
 $(BUILDDIR)/fuzz_protocol: fuzz/fuzz_protocol.c helper/protocol.c helper/protocol.h Makefile
 	@mkdir -p $(BUILDDIR)
@@ -389,7 +397,7 @@ $(BUILDDIR)/fuzz_egress_wire: fuzz/fuzz_egress_wire.c backends/egress_wire.c bac
 # Seeds: the checked-in fuzz/corpus/NAME when there is one (text inputs),
 # else written by make_seeds (binary protocol messages).
 FUZZ_SECONDS ?= 60
-FUZZERS := protocol shell_parse gate protobuf egress_wire
+FUZZERS := protocol supervisor_protocol shell_parse gate protobuf egress_wire
 fuzz: $(foreach f,$(FUZZERS),$(BUILDDIR)/fuzz_$(f)) $(BUILDDIR)/make_seeds
 	@for f in $(FUZZERS); do \
 	  mkdir -p $(BUILDDIR)/fuzz/$$f/corpus $(BUILDDIR)/fuzz/$$f/artifacts; \
@@ -409,6 +417,7 @@ TEST_TOOLS := $(BUILDDIR)/airlock-probe $(BUILDDIR)/airlock-hostile $(BUILDDIR)/
               $(BUILDDIR)/airlock-session-driver $(BUILDDIR)/airlock-egress-tap \
               $(BUILDDIR)/fuzz_protocol $(BUILDDIR)/fuzz_shell_parse $(BUILDDIR)/fuzz_gate \
               $(BUILDDIR)/fuzz_protobuf $(BUILDDIR)/fuzz_egress_wire \
+              $(BUILDDIR)/fuzz_supervisor_protocol \
               $(BUILDDIR)/make_seeds
 
 # The whole suite: unit tests, a fuzz smoke run under ASan+UBSan, and the

@@ -49,12 +49,25 @@ struct backend_event {
  * so a pipe must be written while bash reads it (a script may be several
  * MiB, more than a pipe holds).  The command's fds are then 0-2 (stdio),
  * 3 (the metadata stream) and 4 (the script), nothing else. */
+/* A terminal for a job: its window and TERM (checked by the caller:
+ * 1..1000 each side, a short [A-Za-z0-9._+-] name). */
+struct backend_pty {
+  unsigned rows, cols;
+  const char *term;
+};
+
 struct backend_spawn {
   uint32_t job; /* chosen by the caller, unique among live jobs */
   const char *const *argv;
   const char *const *envp;
   const char *cwd;
   bool stdin_pipe; /* else /dev/null */
+  /* NULL: pipes.  Else the command runs on a new pseudo-terminal of the
+   * sandbox (its stdin, stdout and stderr, and controlling terminal):
+   * its output is one stream (1), its input goes to the terminal and the
+   * end of input is the terminal's EOF character.  Only for a backend
+   * with a resize op. */
+  const struct backend_pty *pty;
   const char *script; /* NULL: fd 4 is not open */
   size_t script_len;
   /* The job's deadline (0: none) and the grace between TERM and KILL:
@@ -111,6 +124,11 @@ struct backend_ops {
                 char **err);
   int (*write_stdin) (struct backend_session *s, uint32_t job,
                       const void *data, size_t n, bool eof);
+  /* A terminal job's new window size (the kernel tells its foreground
+   * group: SIGWINCH).  NULL: the backend runs no job on a terminal, and
+   * the session layer refuses backend_spawn.pty (never pipes instead). */
+  int (*resize) (struct backend_session *s, uint32_t job, unsigned rows,
+                 unsigned cols);
   /* A descriptor that becomes readable when next_event() has something. */
   int (*event_fd) (struct backend_session *s);
   /* 1: *ev filled; 0: nothing yet; -1: the session is lost (*err says why;

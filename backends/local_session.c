@@ -170,6 +170,12 @@ local_write_stdin (struct backend_session *s, uint32_t job, const void *data,
 }
 
 static int
+local_resize (struct backend_session *s, uint32_t job, unsigned rows, unsigned cols)
+{
+  return sup_client_resize (&s->sup, job, rows, cols);
+}
+
+static int
 local_signal (struct backend_session *s, uint32_t job, int sig)
 {
   return sup_client_signal (&s->sup, job, sig);
@@ -283,6 +289,7 @@ static const struct backend_ops local_ops = {
   .signal = local_signal,
   .spawn = local_spawn,
   .write_stdin = local_write_stdin,
+  .resize = local_resize, /* the supervisor opens the sandbox's own devpts */
   .event_fd = local_event_fd,
   .next_event = local_next_event,
   .health = local_health,

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,7 +21,7 @@
 
 void
 process_tree_exec (char *const *argv, char *const *envp, const char *cwd,
-                   const int fds[5])
+                   const int fds[5], bool controlling_tty)
 {
   setsid ();
   /* The command dies with its leader (the rest of the tree is found by
@@ -31,6 +32,11 @@ process_tree_exec (char *const *argv, char *const *envp, const char *cwd,
     if (dup2 (fds[i], i) < 0)
       _exit (126);
   close_range ((unsigned) n, ~0U, 0);
+  if (controlling_tty && ioctl (0, TIOCSCTTY, 0) < 0)
+    {
+      dprintf (2, "airlock: cannot take the terminal: %s\n", strerror (errno));
+      _exit (126);
+    }
   sigset_t none;
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);

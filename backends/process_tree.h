@@ -11,7 +11,10 @@
 #include <sys/types.h>
 
 /* In the leader's freshly forked child: become the job's command.  A new
- * session, killed when the leader dies (PR_SET_PDEATHSIG); fds[0..4] as
+ * session, killed when the leader dies (PR_SET_PDEATHSIG); with
+ * controlling_tty, fds[0] is a terminal's slave that becomes the new
+ * session's controlling terminal (then the command is its session leader
+ * and Ctrl-C or a window change reach its foreground group); fds[0..4] as
  * fds 0-4 (stdin, stdout, stderr, the metadata stream 3 and the script,
  * BACKEND_SCRIPT_FD; fds[4] may be -1: then fd 4 is closed), every other
  * fd closed; signals unblocked, SIGPIPE default; then cwd (NULL: stay)
@@ -19,7 +22,8 @@
  * all be above 4.  Never returns: exit 126 (127 when not found) with a
  * message on fd 2. */
 noreturn void process_tree_exec (char *const *argv, char *const *envp,
-                                 const char *cwd, const int fds[5]);
+                                 const char *cwd, const int fds[5],
+                                 bool controlling_tty);
 
 /* Every descendant of root (pids in out[], at most max), from a scan of
  * /proc. */

@@ -35,6 +35,14 @@
  * exits: the instance's own init would reap orphans but leave them
  * running.
  *
+ * A job may run on a terminal (SUP_SPAWN with ROWS, COLS and TERM): a
+ * pseudo-terminal of the sandbox's own devpts instance, whose slave is
+ * the command's stdin, stdout and stderr and its controlling terminal.
+ * Its output is the master's one byte stream (stream 1); its input is
+ * written to the master, and the end of input is the terminal's EOF
+ * character, as a person types it, not a close (which would hang the
+ * terminal up).
+ *
  * Built static: in a --rootfs sandbox there may be no libc to load. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -46,10 +54,12 @@
 #include <stdnoreturn.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -68,6 +78,8 @@ struct job {
   int out_fd, err_fd, meta_fd, ctl_fd, status_fd;
   struct stdin_feed in; /* in.fd: the job's stdin pipe, -1 without */
   struct stdin_feed script; /* its script, on the job's fd 4; -1 without */
+  int pty_fd;     /* a terminal job's master (window size, EOF char); else -1 */
+  bool mid_line;  /* a terminal job's input so far does not end a line */
   bool exited, reported;
   bool lost;      /* the leader died before reporting the command's end */
   int wait_status;
@@ -115,11 +127,38 @@ close_fd (int *fd)
   *fd = -1;
 }
 
+/* Every descriptor a job holds in the supervisor. */
+static void
+release_fds (struct job *j)
+{
+  close_fd (&j->out_fd);
+  close_fd (&j->err_fd);
+  close_fd (&j->meta_fd);
+  close_fd (&j->ctl_fd);
+  close_fd (&j->status_fd);
+  close_fd (&j->pty_fd);
+  stdin_feed_close (&j->in);
+  stdin_feed_close (&j->script);
+}
+
 /* ---- the job leader ---- */
 
 static noreturn void
 leader_main (const struct sup_msg *m, int fds[5], int ctl_fd, int status_fd)
 {
+  /* A terminal job's command finds its TERM, over whatever envp had. */
+  static const char *envp[SUP_MAX_ENV + 2];
+  static char term[sizeof "TERM=" + SUP_MAX_TERM];
+  size_t n = 0;
+  for (uint32_t i = 0; i < m->envc; i++)
+    if (!m->term || strncmp (m->envp[i], "TERM=", 5))
+      envp[n++] = m->envp[i];
+  if (m->term)
+    {
+      snprintf (term, sizeof term, "TERM=%s", m->term);
+      envp[n++] = term;
+    }
+  envp[n] = NULL;
   prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   /* Above fd 4, so that placing the job's fds overwrites none. */
@@ -135,8 +174,8 @@ leader_main (const struct sup_msg *m, int fds[5], int ctl_fd, int status_fd)
     /* fds 0-2 are the job's stdio; fd 3 is its metadata channel (stream
      * 3), where the session's shell wrapper reports the working
      * directory; fd 4 its script, which the supervisor writes. */
-    process_tree_exec ((char *const *) m->argv, (char *const *) m->envp,
-                       m->cwd, fds);
+    process_tree_exec ((char *const *) m->argv, (char *const *) envp,
+                       m->cwd, fds, m->term != NULL);
   for (int i = 0; i < 5; i++)
     if (fds[i] >= 0)
       close (fds[i]);
@@ -196,6 +235,41 @@ find_job (uint32_t id)
   return NULL;
 }
 
+static int
+dup_cloexec (int fd)
+{
+  return fcntl (fd, F_DUPFD_CLOEXEC, 0);
+}
+
+/* A new pseudo-terminal of the sandbox's devpts instance, unlocked, at the
+ * job's window size: 0 with both ends, or -1 (errno).  The slave is taken
+ * from the master itself (TIOCGPTPEER), so no path can swap it. */
+static int
+open_terminal (const struct sup_msg *m, int *master, int *slave)
+{
+  int fd = open ("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    fd = open ("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  int unlock = 0;
+  struct winsize ws = { .ws_row = (unsigned short) m->rows,
+                        .ws_col = (unsigned short) m->cols };
+  int peer = -1;
+  if (ioctl (fd, TIOCSPTLCK, &unlock) == 0 && ioctl (fd, TIOCSWINSZ, &ws) == 0)
+    peer = ioctl (fd, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (peer < 0)
+    {
+      int e = errno;
+      close (fd);
+      errno = e;
+      return -1;
+    }
+  *master = fd;
+  *slave = peer;
+  return 0;
+}
+
 static void
 spawn (const struct sup_msg *m)
 {
@@ -204,10 +278,27 @@ spawn (const struct sup_msg *m)
   struct job *j = find_job (0);
   if (!j)
     return send_error (m->job, "too many jobs (%s)", "256");
-  int in[2] = { -1, -1 }, out[2], err[2], meta[2], ctl[2], st[2], sc[2] = { -1, -1 };
-  if (m->stdin_mode ? pipe2 (in, O_CLOEXEC) : (in[0] = open ("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+  int in[2] = { -1, -1 }, out[2], err[2] = { -1, -1 }, meta[2], ctl[2], st[2],
+      sc[2] = { -1, -1 }, pty = -1;
+  if (m->term)
+    {
+      /* The slave is the command's stdio; the master is read (out),
+       * written (in) and sized (pty), each through its own descriptor. */
+      int slave;
+      if (open_terminal (m, &out[0], &slave) < 0)
+        return send_error (m->job, "cannot open a terminal: %s", strerror (errno));
+      in[0] = slave;
+      out[1] = dup_cloexec (slave);
+      err[1] = dup_cloexec (slave);
+      in[1] = dup_cloexec (out[0]);
+      pty = dup_cloexec (out[0]);
+      if (out[1] < 0 || err[1] < 0 || in[1] < 0 || pty < 0)
+        return send_error (m->job, "terminal: %s", strerror (errno));
+    }
+  else if (m->stdin_mode ? pipe2 (in, O_CLOEXEC) : (in[0] = open ("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
     return send_error (m->job, "stdin: %s", strerror (errno));
-  if (pipe2 (out, O_CLOEXEC) || pipe2 (err, O_CLOEXEC) || pipe2 (meta, O_CLOEXEC)
+  if ((!m->term && (pipe2 (out, O_CLOEXEC) || pipe2 (err, O_CLOEXEC)))
+      || pipe2 (meta, O_CLOEXEC)
       || pipe2 (ctl, O_CLOEXEC) || pipe2 (st, O_CLOEXEC)
       || (m->script && pipe2 (sc, O_CLOEXEC)))
     return send_error (m->job, "pipe: %s", strerror (errno));
@@ -220,7 +311,10 @@ spawn (const struct sup_msg *m)
       if (sc[1] >= 0)
         close (sc[1]);
       close (out[0]);
-      close (err[0]);
+      if (err[0] >= 0)
+        close (err[0]);
+      if (pty >= 0)
+        close (pty);
       close (meta[0]);
       close (ctl[1]);
       close (st[0]);
@@ -237,7 +331,8 @@ spawn (const struct sup_msg *m)
   close (st[1]);
   *j = (struct job){ .id = m->job, .leader = leader, .out_fd = out[0],
                      .err_fd = err[0], .meta_fd = meta[0], .in = { .fd = in[1] },
-                     .script = { .fd = sc[1] }, .ctl_fd = ctl[1], .status_fd = st[0] };
+                     .script = { .fd = sc[1] }, .ctl_fd = ctl[1], .status_fd = st[0],
+                     .pty_fd = pty };
   if (j->in.fd >= 0)
     fcntl (j->in.fd, F_SETFL, O_NONBLOCK);
   if (j->script.fd >= 0)
@@ -246,7 +341,8 @@ spawn (const struct sup_msg *m)
   if (leader < 0)
     {
       send_error (m->job, "fork: %s", strerror (errno));
-      j->id = 0;
+      release_fds (j);
+      *j = (struct job){ .id = 0 };
       return;
     }
   sup_begin (&out_msg, SUP_STARTED);
@@ -263,6 +359,26 @@ job_note (const struct job *j, const char *text)
   sup_put_u32 (&out_msg, SUP_F_STREAM, 2);
   sup_put_bytes (&out_msg, SUP_F_DATA, text, strlen (text));
   send_msg ();
+}
+
+/* Input for a terminal job.  Its end is the terminal's EOF character, as
+ * typed: twice after an unfinished line (the first only ends the line),
+ * nothing when the terminal has none (raw mode programs read bytes). */
+static int
+push_terminal_input (struct job *j, const uint8_t *data, size_t n, bool eof)
+{
+  int rc = stdin_feed_push (&j->in, data, n, false);
+  if (rc < 0)
+    return rc;
+  if (n)
+    j->mid_line = data[n - 1] != '\n' && data[n - 1] != '\r';
+  struct termios t;
+  if (!eof || tcgetattr (j->pty_fd, &t) < 0 || t.c_cc[VEOF] == _POSIX_VDISABLE)
+    return 0;
+  char end[2] = { (char) t.c_cc[VEOF], (char) t.c_cc[VEOF] };
+  rc = stdin_feed_push (&j->in, end, j->mid_line ? 2 : 1, false);
+  j->mid_line = false;
+  return rc;
 }
 
 static void
@@ -292,7 +408,12 @@ handle_request (const struct sup_msg *m)
        * it runs. */
       if (feed->fd < 0)
         return job_note (j, "airlock: the job's stdin is closed: input dropped\n");
-      switch (stdin_feed_push (feed, m->data, m->data_len, m->eof))
+      int pushed;
+      if (feed == &j->in && j->pty_fd >= 0)
+        pushed = push_terminal_input (j, m->data, m->data_len, m->eof);
+      else
+        pushed = stdin_feed_push (feed, m->data, m->data_len, m->eof);
+      switch (pushed)
         {
         case -1:
           return job_note (j, "airlock: stdin or script backlog over 4 MiB: input dropped\n");
@@ -300,6 +421,15 @@ handle_request (const struct sup_msg *m)
           return job_note (j, "airlock: out of memory: input dropped\n");
         }
       stdin_feed_pump (feed);
+      return;
+    case SUP_RESIZE:
+      if (!j)
+        return send_error (m->job, "no such job%s", "");
+      /* The kernel sends SIGWINCH to the terminal's foreground group. */
+      struct winsize ws = { .ws_row = (unsigned short) m->rows,
+                            .ws_col = (unsigned short) m->cols };
+      if (j->pty_fd < 0 || ioctl (j->pty_fd, TIOCSWINSZ, &ws) < 0)
+        return job_note (j, "airlock: the job has no terminal: resize ignored\n");
       return;
     case SUP_SIGNAL:
       if (!j)
@@ -380,10 +510,7 @@ release_if_done (struct job *j)
 {
   if (j->reported && j->leader == 0)
     {
-      close_fd (&j->ctl_fd);
-      close_fd (&j->status_fd);
-      stdin_feed_close (&j->in);
-      stdin_feed_close (&j->script);
+      release_fds (j);
       *j = (struct job){ .id = 0 };
     }
 }
@@ -446,13 +573,7 @@ drop_jobs (void)
       struct job *j = &jobs[i];
       if (!j->id)
         continue;
-      close_fd (&j->out_fd);
-      close_fd (&j->err_fd);
-      close_fd (&j->meta_fd);
-      close_fd (&j->ctl_fd);
-      close_fd (&j->status_fd);
-      stdin_feed_close (&j->in);
-      stdin_feed_close (&j->script);
+      release_fds (j);
       *j = (struct job){ .id = 0 };
     }
   process_tree_kill_orphans (NULL, 0); /* every leader and its tree */

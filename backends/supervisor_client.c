@@ -57,6 +57,12 @@ sup_client_spawn (struct sup_client *c, const struct backend_spawn *sp,
   sup_put_str (&c->w, SUP_F_CWD, sp->cwd);
   sup_put_u32 (&c->w, SUP_F_STDIN, sp->stdin_pipe);
   sup_put_u32 (&c->w, SUP_F_SCRIPT, sp->script != NULL);
+  if (sp->pty)
+    {
+      sup_put_u32 (&c->w, SUP_F_ROWS, sp->pty->rows);
+      sup_put_u32 (&c->w, SUP_F_COLS, sp->pty->cols);
+      sup_put_str (&c->w, SUP_F_TERM, sp->pty->term);
+    }
   int rc = send_w (c);
   /* The script follows on its own pipe (backend.h): never in argv. */
   if (rc == 0 && sp->script)
@@ -79,6 +85,16 @@ sup_client_signal (struct sup_client *c, uint32_t job, int sig)
   sup_begin (&c->w, SUP_SIGNAL);
   sup_put_u32 (&c->w, SUP_F_JOB, job);
   sup_put_u32 (&c->w, SUP_F_SIGNAL, (uint32_t) sig);
+  return send_w (c);
+}
+
+int
+sup_client_resize (struct sup_client *c, uint32_t job, unsigned rows, unsigned cols)
+{
+  sup_begin (&c->w, SUP_RESIZE);
+  sup_put_u32 (&c->w, SUP_F_JOB, job);
+  sup_put_u32 (&c->w, SUP_F_ROWS, rows);
+  sup_put_u32 (&c->w, SUP_F_COLS, cols);
   return send_w (c);
 }
 

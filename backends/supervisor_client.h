@@ -24,6 +24,8 @@ int sup_client_spawn (struct sup_client *c, const struct backend_spawn *sp,
 int sup_client_write_stdin (struct sup_client *c, uint32_t job,
                             const void *data, size_t n, bool eof);
 int sup_client_signal (struct sup_client *c, uint32_t job, int sig);
+int sup_client_resize (struct sup_client *c, uint32_t job, unsigned rows,
+                       unsigned cols);
 int sup_client_ping (struct sup_client *c);
 
 #define SUP_CLIENT_PONG 2

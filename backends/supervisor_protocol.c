@@ -4,6 +4,15 @@
 
 #include <string.h>
 
+bool
+sup_term_ok (const char *term)
+{
+  size_t n = strlen (term);
+  return n >= 1 && n <= SUP_MAX_TERM
+         && strspn (term, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                          "0123456789._+-") == n;
+}
+
 enum kind { K_U32 = 1, K_STR, K_PATH, K_BYTES };
 
 static const struct {
@@ -16,17 +25,19 @@ static const struct {
   [SUP_F_EOF] = { K_U32, 0 },     [SUP_F_SIGNAL] = { K_U32, 0 },
   [SUP_F_PID] = { K_U32, 0 },     [SUP_F_STREAM] = { K_U32, 0 },
   [SUP_F_EXIT_CODE] = { K_U32, 0 }, [SUP_F_MESSAGE] = { K_STR, 0 },
-  [SUP_F_SCRIPT] = { K_U32, 0 },
+  [SUP_F_SCRIPT] = { K_U32, 0 },   [SUP_F_ROWS] = { K_U32, 0 },
+  [SUP_F_COLS] = { K_U32, 0 },     [SUP_F_TERM] = { K_STR, 0 },
 };
 
 #define BIT(f) (UINT32_C (1) << (f))
+#define PTY_FIELDS (BIT (SUP_F_ROWS) | BIT (SUP_F_COLS) | BIT (SUP_F_TERM))
 /* For each message: the fields it may carry, and those it must. */
 static const struct {
   uint32_t allowed, required;
 } messages[] = {
   [SUP_SPAWN - AL_MSG_SUP_FIRST]
   = { BIT (SUP_F_JOB) | BIT (SUP_F_ARGV) | BIT (SUP_F_ENV) | BIT (SUP_F_CWD)
-          | BIT (SUP_F_STDIN) | BIT (SUP_F_SCRIPT),
+          | BIT (SUP_F_STDIN) | BIT (SUP_F_SCRIPT) | PTY_FIELDS,
       BIT (SUP_F_JOB) | BIT (SUP_F_ARGV) | BIT (SUP_F_CWD) },
   [SUP_STDIN - AL_MSG_SUP_FIRST]
   = { BIT (SUP_F_JOB) | BIT (SUP_F_DATA) | BIT (SUP_F_EOF), BIT (SUP_F_JOB) },
@@ -46,6 +57,9 @@ static const struct {
   = { BIT (SUP_F_JOB) | BIT (SUP_F_MESSAGE), BIT (SUP_F_MESSAGE) },
   [SUP_SCRIPT - AL_MSG_SUP_FIRST]
   = { BIT (SUP_F_JOB) | BIT (SUP_F_DATA) | BIT (SUP_F_EOF), BIT (SUP_F_JOB) },
+  [SUP_RESIZE - AL_MSG_SUP_FIRST]
+  = { BIT (SUP_F_JOB) | BIT (SUP_F_ROWS) | BIT (SUP_F_COLS),
+      BIT (SUP_F_JOB) | BIT (SUP_F_ROWS) | BIT (SUP_F_COLS) },
 };
 
 #define FAIL(msg)                                                              \
@@ -138,6 +152,17 @@ store (struct sup_msg *m, size_t *used, const struct al_field *f,
         FAIL ("stream is not 1, 2 or 3");
       m->stream = u;
       break;
+    case SUP_F_ROWS:
+    case SUP_F_COLS:
+      if (u < 1 || u > SUP_MAX_PTY_SIDE)
+        FAIL ("terminal rows or columns out of range");
+      *(f->type == SUP_F_ROWS ? &m->rows : &m->cols) = u;
+      break;
+    case SUP_F_TERM:
+      if (!sup_term_ok (s))
+        FAIL ("terminal type is not a short name");
+      m->term = s;
+      break;
     case SUP_F_EXIT_CODE:
       if (u > 255)
         FAIL ("exit code out of range");
@@ -184,6 +209,9 @@ sup_decode (const uint8_t *buf, size_t len, struct sup_msg *m,
   if (m->type == SUP_EXITED
       && SUP_HAS (m, SUP_F_EXIT_CODE) == SUP_HAS (m, SUP_F_SIGNAL))
     FAIL ("exited needs exactly one of exit code and signal");
+  uint32_t pty = m->present & PTY_FIELDS;
+  if (m->type == SUP_SPAWN && pty && pty != PTY_FIELDS)
+    FAIL ("a terminal needs rows, columns and type together");
   m->argv[m->argc] = NULL;
   m->envp[m->envc] = NULL;
   return 0;

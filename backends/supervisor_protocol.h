@@ -13,6 +13,8 @@
 #define SUP_MAX_ENV 512
 #define SUP_MAX_DATA 65536 /* bytes of one stdin or output chunk */
 #define SUP_MAX_JOBS 256   /* jobs alive at once in one session */
+#define SUP_MAX_PTY_SIDE 1000 /* rows or columns of a job's terminal */
+#define SUP_MAX_TERM 32       /* bytes of a TERM name */
 
 /* The flag that makes the supervisor a docker container's own command and
  * pid 1 (HostConfig.Init is off: docker's tini would reap orphans but
@@ -37,7 +39,9 @@
 
 enum sup_msg_type {
   /* broker -> supervisor */
-  SUP_SPAWN = AL_MSG_SUP_FIRST, /* JOB, ARGV+, ENV*, CWD, STDIN, SCRIPT */
+  SUP_SPAWN = AL_MSG_SUP_FIRST, /* JOB, ARGV+, ENV*, CWD, STDIN, SCRIPT,
+                                   ROWS+COLS+TERM: on a terminal (all three
+                                   or none) */
   SUP_STDIN,                    /* JOB, DATA, EOF */
   SUP_SIGNAL,                   /* JOB, SIGNAL: every process of the job */
   SUP_PING,                     /* nothing */
@@ -51,7 +55,8 @@ enum sup_msg_type {
   /* broker -> supervisor */
   SUP_SCRIPT,                   /* JOB, DATA, EOF: the job's script, in
                                    order, after SUP_SPAWN with SCRIPT 1 */
-  SUP_MSG_LAST_ = SUP_SCRIPT,
+  SUP_RESIZE,                   /* JOB, ROWS, COLS: a terminal job's window */
+  SUP_MSG_LAST_ = SUP_RESIZE,
 };
 
 enum sup_field_type {
@@ -70,13 +75,18 @@ enum sup_field_type {
   SUP_F_MESSAGE = 12,  /* string */
   SUP_F_SCRIPT = 13,   /* u32 1: fd 4 is a pipe fed by SUP_SCRIPT (never
                           argv: any user can read a process's argv) */
-  SUP_F_LAST_ = SUP_F_SCRIPT,
+  SUP_F_ROWS = 14,     /* u32 1..SUP_MAX_PTY_SIDE */
+  SUP_F_COLS = 15,     /* u32 1..SUP_MAX_PTY_SIDE */
+  SUP_F_TERM = 16,     /* string 1..SUP_MAX_TERM of [A-Za-z0-9._+-] */
+  SUP_F_LAST_ = SUP_F_TERM,
 };
 
 struct sup_msg {
   uint16_t type;
   uint32_t present; /* bit per field type */
   uint32_t job, stdin_mode, eof, signal, pid, stream, exit_code, script;
+  uint32_t rows, cols;
+  const char *term; /* NULL: the job has no terminal */
   const char *argv[SUP_MAX_ARGV + 1];
   uint32_t argc;
   const char *envp[SUP_MAX_ENV + 1];
@@ -93,6 +103,10 @@ struct sup_msg {
 /* Decode one message: 0, or -1 with *why set.  Pure, like al_decode(). */
 int sup_decode (const uint8_t *buf, size_t len, struct sup_msg *m,
                 const char **why);
+
+/* A terminal type the supervisor may put in TERM: a short name of
+ * [A-Za-z0-9._+-], nothing a terminfo lookup could take for a path. */
+bool sup_term_ok (const char *term);
 
 /* Encoding on top of al_writer (same framing, this family's numbers). */
 static inline void

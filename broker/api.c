@@ -17,6 +17,7 @@
 #include "output_window.h"
 #include "session_files.h"
 #include "spool.h"
+#include "supervisor_protocol.h"
 #include "xprintf.h"
 
 #define JOB_READ_MAX (1 << 20)
@@ -947,6 +948,55 @@ on_done (void *ctx, struct session_exec *e, const struct exec_result *res)
 
 static const struct session_callbacks exec_callbacks = { on_output, on_done };
 
+/* exec's "pty": {"rows", "cols", "term"}, each optional (24x80,
+ * xterm-256color), nothing else.  False when absent or bad (*bad). */
+static bool
+want_pty (struct client *c, const cJSON *req, const cJSON *id,
+          struct backend_pty *pty, bool *bad)
+{
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive (req, "pty");
+  if (!o)
+    return false;
+  *pty = (struct backend_pty){ .rows = 24, .cols = 80, .term = "xterm-256color" };
+  if (!cJSON_IsObject (o))
+    {
+      send_error (c, id, "wrong_type", "field \"pty\" must be an object "
+                  "({\"rows\", \"cols\", \"term\"}, each optional)");
+      return !(*bad = true);
+    }
+  const cJSON *f;
+  cJSON_ArrayForEach (f, o)
+    if (strcmp (f->string, "rows") && strcmp (f->string, "cols")
+        && strcmp (f->string, "term"))
+      {
+        send_error (c, id, "unknown_field", "unknown field \"%.64s\" in \"pty\" "
+                    "(it takes: rows, cols, term)", f->string);
+        return !(*bad = true);
+      }
+  double rows = want_number (c, o, id, "rows", 24, 1, SUP_MAX_PTY_SIDE, bad);
+  double cols = *bad ? 0 : want_number (c, o, id, "cols", 80, 1, SUP_MAX_PTY_SIDE, bad);
+  const char *term = *bad ? NULL : want_string (c, o, id, "term", false, bad);
+  if (*bad)
+    return false;
+  if (rows != (unsigned) rows || cols != (unsigned) cols)
+    {
+      send_error (c, id, "wrong_type", "\"rows\" and \"cols\" of \"pty\" must be "
+                  "whole numbers");
+      return !(*bad = true);
+    }
+  if (term && !sup_term_ok (term))
+    {
+      send_error (c, id, "bad_request", "\"term\" of \"pty\" must be a name of 1 "
+                  "to %d letters, digits and . _ + -", SUP_MAX_TERM);
+      return !(*bad = true);
+    }
+  pty->rows = (unsigned) rows;
+  pty->cols = (unsigned) cols;
+  if (term)
+    pty->term = term;
+  return true;
+}
+
 static void
 op_exec (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id,
          bool gated)
@@ -958,6 +1008,8 @@ op_exec (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id,
   const char *in = bad ? NULL : want_string (c, req, id, "stdin", false, &bad);
   double timeout = bad ? 0 : want_number (c, req, id, "timeout", 0, 0.001, 86400, &bad);
   bool background = !bad && want_bool (c, req, id, "background", &bad);
+  struct backend_pty pty;
+  bool on_pty = !bad && want_pty (c, req, id, &pty, &bad);
   char **env = bad ? NULL : want_env (c, req, id, &bad);
   if (bad)
     return;
@@ -996,7 +1048,8 @@ op_exec (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id,
                              .timeout_ms = timeout > 0 && timeout < 0.001 ? 1
                                            : (uint64_t) (timeout * 1000 + 0.5),
                              .background = background,
-                             .env = (const char *const *) env };
+                             .env = (const char *const *) env,
+                             .pty = on_pty ? &pty : NULL };
   struct pending *p = NULL;
   if (!background)
     {
@@ -1017,8 +1070,8 @@ op_exec (struct daemon *d, struct client *c, const cJSON *req, const cJSON *id,
   config_env_free (env);
   if (rc < 0)
     {
-      send_error (c, id, rc == -EBUSY ? "busy" : "backend_error", "%s",
-                  err ? err : strerror (-rc));
+      send_error (c, id, rc == -EBUSY ? "busy" : rc == -ENOTSUP ? "not_supported"
+                  : "backend_error", "%s", err ? err : strerror (-rc));
       free (err);
       if (p)
         free_pending (p);
@@ -1114,9 +1167,11 @@ gate_job_stdin (struct daemon *d, struct dsession *s, struct client *c,
   const char *command = NULL;
   for (size_t i = 0; i < n; i++)
     if (jobs[i].id == job)
-      command = jobs[i].command;
+      /* Keys typed on a terminal are data: its interpreter was judged
+       * at its exec (GATE_TERMINAL_RULE). */
+      command = jobs[i].pty ? NULL : jobs[i].command;
   if (!command || !*data)
-    return true; /* no such job: op_job answers that */
+    return true; /* no such job (op_job answers that), or a terminal's */
   char *shown = NULL;
   if (asprintf (&shown, "stdin of job %u (%s): %s", job, command, data) < 0)
     return false;
@@ -1288,6 +1343,26 @@ op_job (struct daemon *d, struct client *c, const char *op, const cJSON *req,
         return cJSON_Delete (r);
       rc = session_job_write (s->s, job, data, strlen (data), eof);
     }
+  else if (!strcmp (op, "resize"))
+    {
+      double rows = want_number (c, req, id, "rows", 0, 1, SUP_MAX_PTY_SIDE, &bad);
+      double cols = bad ? 0 : want_number (c, req, id, "cols", 0, 1, SUP_MAX_PTY_SIDE, &bad);
+      if (!bad && (!cJSON_GetObjectItemCaseSensitive (req, "rows")
+                   || !cJSON_GetObjectItemCaseSensitive (req, "cols")))
+        {
+          bad = true;
+          send_error (c, id, "missing_field", "fields \"rows\" and \"cols\" are required");
+        }
+      if (bad)
+        return cJSON_Delete (r);
+      rc = session_job_resize (s->s, job, (unsigned) rows, (unsigned) cols);
+      if (rc == -ENOTTY)
+        {
+          cJSON_Delete (r);
+          return send_error (c, id, "bad_request", "job %u does not run on a terminal "
+                             "(exec with \"pty\")", job);
+        }
+    }
   else
     rc = session_job_kill (s->s, job);
   if (rc < 0)
@@ -1338,7 +1413,7 @@ static const struct
   { "close", { "session", "owner", "force", NULL } },
   { "list", { "owner", NULL } },
   { "exec", { "session", "command", "cwd", "stdin", "timeout", "background", "env",
-              "approval", "owner", NULL } },
+              "pty", "approval", "owner", NULL } },
   { "answer", { "approval", "answer", NULL } },
   { "judge", { "command", "approval", "answer", "client_env", NULL } },
   { "interrupt", { "session", "owner", NULL } },
@@ -1347,6 +1422,7 @@ static const struct
   { "job_stdin", { "session", "job", "data", "eof", "owner", NULL } },
   { "job_wait", { "session", "job", "timeout", "owner", NULL } },
   { "kill", { "session", "job", "owner", NULL } },
+  { "resize", { "session", "job", "rows", "cols", "owner", NULL } },
   { "attach", { "session", "job", "offset", "owner", NULL } },
   { "upload", { "session", "path", "source", "data", "mode", "timeout", "owner", NULL } },
   { "download", { "session", "path", "dest", "timeout", "owner", NULL } },
@@ -1471,7 +1547,7 @@ api_handle (struct daemon *d, struct client *c, const char *line, size_t len)
     op_attach (d, c, req, id);
   else if (!strcmp (op->valuestring, "jobs") || !strcmp (op->valuestring, "job_output")
            || !strcmp (op->valuestring, "job_stdin") || !strcmp (op->valuestring, "kill")
-           || !strcmp (op->valuestring, "job_wait"))
+           || !strcmp (op->valuestring, "job_wait") || !strcmp (op->valuestring, "resize"))
     op_job (d, c, op->valuestring, req, id, false);
   else if (!strcmp (op->valuestring, "upload") || !strcmp (op->valuestring, "download"))
     api_op_files (d, c, op->valuestring, req, id);

@@ -111,8 +111,11 @@ api_gate (struct daemon *d, struct dsession *s, struct client *c,
       return false;
     }
   struct gate_decision dec;
+  /* An exec on a terminal (its "pty" checked by op_exec): what is typed
+   * there is judged now, by what the command is. */
+  bool terminal = cJSON_IsObject (cJSON_GetObjectItemCaseSensitive (req, "pty"));
   approval_decide (d->approval, s->cfg, mode, s->host_access, &s->approvals, command,
-                   input, &dec);
+                   input, terminal, &dec);
   if (dec.verdict != GATE_ASK)
     return settle (d, s, c, id, shown, &dec);
 
@@ -388,7 +391,7 @@ api_op_judge (struct daemon *d, struct client *c, const cJSON *req,
    * workdir reaches the host: the full gate. */
   struct gate_decision dec;
   approval_decide (d->approval, cfg, (enum gate_mode) mode, true, NULL, command,
-                   NULL, &dec);
+                   NULL, false, &dec);
   unsigned timeout = ruleset_settings (approval_rules (d->approval))->approval_timeout;
   char *warning = NULL;
   if (dec.verdict == GATE_ASK && which < 0)

@@ -176,7 +176,7 @@ void
 approval_decide (struct approval *a, const struct airlock_config *cfg,
                  enum gate_mode mode, bool host_access,
                  const struct id_set *session, const char *command,
-                 const char *input, struct gate_decision *d)
+                 const char *input, bool terminal, struct gate_decision *d)
 {
   if (!cfg)
     cfg = a->cfg;
@@ -188,6 +188,7 @@ approval_decide (struct approval *a, const struct airlock_config *cfg,
     .home = a->home,
     .always = &a->always,
     .session = session,
+    .terminal = terminal,
   };
   gate_decide_input (a->rs, &ctx, command, input, d);
 }

@@ -38,11 +38,12 @@ enum gate_mode approval_default_mode (const struct airlock_config *cfg,
 /* Decide for one command: fills the context from the configuration
  * (deny globs and bypass of cfg, a session's snapshot; NULL: the one
  * approval_open had), home, the permanent allowlist, and the caller's
- * mode, risk and session approvals. */
+ * mode, risk and session approvals; terminal: it runs on one (exec
+ * "pty", gate_context.terminal). */
 void approval_decide (struct approval *a, const struct airlock_config *cfg,
                       enum gate_mode mode,
                       bool host_access, const struct id_set *session,
-                      const char *command, const char *input,
+                      const char *command, const char *input, bool terminal,
                       struct gate_decision *d);
 
 /* Write one audit record.  0, or -1 with *err: the caller must then

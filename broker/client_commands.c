@@ -27,6 +27,7 @@
 #include "approval_prompt.h"
 #include "config.h"
 #include "installed_file.h"
+#include "pty_relay.h"
 #include "runtime_dir.h"
 
 #define START_TIMEOUT_MS 5000
@@ -614,14 +615,16 @@ run_exec (struct daemon_conn *c, int sfd, const char *session, cJSON *req, char 
 
 static const char exec_usage[]
     = "Usage: airlock exec SESSION [--timeout SEC] [--cwd DIR] [--env NAME=VALUE]...\n"
-      "                    [--stdin] [--background] -- COMMAND\n"
+      "                    [--stdin | --background | --pty] -- COMMAND\n"
       "       airlock exec SESSION [OPTIONS] --command-file FILE\n"
       "Run COMMAND (a shell command line) in the named session: cd and export\n"
       "carry over between commands.  Output is live; the exit status is the\n"
       "command's (124 timeout, 130 interrupted, 77 refused by the approval\n"
       "gate).  --timeout takes fractions (0.5).  --env sets a variable for this\n"
       "command only.  --stdin sends our standard input to the command.\n"
-      "--background prints a job id at once.  --command-file reads COMMAND\n"
+      "--background prints a job id at once.  --pty runs COMMAND on a terminal\n"
+      "of the sandbox, ours (raw meanwhile) its keyboard and screen, for\n"
+      "programs that need one (bash -i, python3 -i, top).  --command-file reads COMMAND\n"
       "from FILE (- for standard input), so that it is not in our argv,\n"
       "where any local user can read it.\n";
 
@@ -689,6 +692,7 @@ exec_command (int argc, char **argv)
     { "background", no_argument, NULL, 'b' },
     { "env", required_argument, NULL, 'e' },
     { "command-file", required_argument, NULL, 'f' },
+    { "pty", no_argument, NULL, 'p' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -698,7 +702,7 @@ exec_command (int argc, char **argv)
   cJSON *env = cJSON_CreateObject ();
   char *end;
   double secs;
-  bool use_stdin = false;
+  bool use_stdin = false, use_pty = false;
   int opt;
   if (argc < 2 || argv[1][0] == '-')
     {
@@ -732,6 +736,7 @@ exec_command (int argc, char **argv)
       case 'i': use_stdin = true; break;
       case 'b': cJSON_AddTrueToObject (req, "background"); break;
       case 'f': command_file = optarg; break;
+      case 'p': use_pty = true; break;
       case 'e':
         if (add_env_arg (env, optarg))
           break;
@@ -753,6 +758,14 @@ exec_command (int argc, char **argv)
         fputs ("airlock exec: --command-file takes the place of COMMAND (and of "
                "--stdin when it reads standard input)\n", stderr);
       fputs (exec_usage, stderr);
+      cJSON_Delete (req);
+      return 2;
+    }
+  if (use_pty && (use_stdin || cJSON_GetObjectItem (req, "background")
+                  || (command_file && !strcmp (command_file, "-"))))
+    {
+      fputs ("airlock exec: --pty takes our terminal (or stdin) as the command's; "
+             "not with --stdin, --background or --command-file -\n", stderr);
       cJSON_Delete (req);
       return 2;
     }
@@ -789,8 +802,15 @@ exec_command (int argc, char **argv)
       cJSON_Delete (req);
       return 1;
     }
-  int sfd = block_stop_signals ();
-  int rc = run_exec (&c, sfd, session, req, NULL);
+  int rc;
+  if (use_pty)
+    {
+      cJSON_AddStringToObject (req, "approval", client_approval_mode ());
+      pty_relay_request (req);
+      rc = pty_relay_run (&c, session, req, answer_approval);
+    }
+  else
+    rc = run_exec (&c, block_stop_signals (), session, req, NULL);
   free (c.line);
   close (c.fd);
   return rc < 0 ? 1 : rc;

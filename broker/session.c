@@ -77,6 +77,7 @@ struct session_exec {
   int exit_code;
   long long ended;
   bool stdin_closed;
+  bool pty;         /* on a terminal: its input is open, foreground too */
   /* A job of the session layer's own (session_job_script): a fixed
    * script, no shell state, no result windows; forgotten once it ended. */
   bool raw;
@@ -204,7 +205,7 @@ make_base_env (const char *name)
 static int
 spawn_script (struct session *s, uint32_t job, char *script, bool with_stdin,
               bool login, const char *const *exec_env, uint64_t timeout_ms,
-              char **err)
+              const struct backend_pty *pty, char **err)
 {
   if (!script)
     {
@@ -227,7 +228,7 @@ spawn_script (struct session *s, uint32_t job, char *script, bool with_stdin,
       const char *argv[] = { "bash", login ? "-lc" : "-c", SHELL_SCRIPT_LOADER, NULL };
       struct backend_spawn sp = { .job = job, .argv = argv,
                                   .envp = (const char *const *) envp,
-                                  .cwd = "/", .stdin_pipe = with_stdin,
+                                  .cwd = "/", .stdin_pipe = with_stdin, .pty = pty,
                                   .script = script, .script_len = strlen (script),
                                   .timeout_ms = timeout_ms, .grace_ms = s->lim.grace_ms };
       rc = n == nb + nx ? s->ops->spawn (s->bs, &sp, err)
@@ -563,7 +564,8 @@ run_bootstrap (struct session *s, const char *cwd, char **err)
 {
   uint32_t job = ++s->next_job;
   if (spawn_script (s, job, shell_bootstrap_script (cwd), false, true,
-                    (const char *const *) s->session_env, BOOTSTRAP_TIMEOUT_MS, err) < 0)
+                    (const char *const *) s->session_env, BOOTSTRAP_TIMEOUT_MS, NULL,
+                    err) < 0)
     return -1;
   long long until = session_now_ms () + BOOTSTRAP_TIMEOUT_MS;
   struct report meta = { 0 };
@@ -677,6 +679,14 @@ session_exec (struct session *s, const struct exec_request *rq,
               const struct session_callbacks *cb, void *ctx,
               struct session_exec **out, uint32_t *job_id, char **err)
 {
+  /* One check for every backend: a terminal it cannot give is said,
+   * never replaced by pipes. */
+  if (rq->pty && !s->ops->resize)
+    {
+      *err = xprintf ("the %s backend cannot run a command on a terminal (pty) "
+                      "yet; run it without pty", s->ops->name);
+      return -ENOTSUP;
+    }
   if (!rq->background && s->fg)
     {
       *err = xprintf ("session %s is busy with another command", s->name);
@@ -745,11 +755,29 @@ session_exec (struct session *s, const struct exec_request *rq,
       free_exec (e);
       return -E2BIG;
     }
-  if (spawn_script (s, e->job, script, with_stdin, false, rq->env, timeout_ms, err) < 0)
+  /* TERM for this command only, after the session's state is restored
+   * (a saved TERM=dumb must not win); the request's own TERM gives way. */
+  const char *env[SESSION_MAX_ENV + 2];
+  const char *const *exec_env = rq->env;
+  char term[64];
+  if (rq->pty)
+    {
+      size_t n = 0;
+      for (const char *const *v = rq->env; v && *v && n < SESSION_MAX_ENV; v++)
+        if (strncmp (*v, "TERM=", 5))
+          env[n++] = *v;
+      snprintf (term, sizeof term, "TERM=%s", rq->pty->term);
+      env[n++] = term;
+      env[n] = NULL;
+      exec_env = env;
+    }
+  if (spawn_script (s, e->job, script, with_stdin, false, exec_env, timeout_ms,
+                    rq->pty, err) < 0)
     {
       free_exec (e);
       return -1;
     }
+  e->pty = rq->pty != NULL;
   if (rq->stdin_data)
     /* A background job's stdin stays open for job_stdin, unless the
      * backend takes input only whole, at the start (stdin_max) */
@@ -814,7 +842,8 @@ fill_info (const struct session_exec *e, struct job_info *i)
                           .started_ms = e->started, .ended_ms = e->ended,
                           .output_bytes = spool_size (e->spool),
                           .spool_error = spool_error (e->spool),
-                          .lost = e->lost, .kill_pending = e->kill_pending };
+                          .lost = e->lost, .kill_pending = e->kill_pending,
+                          .pty = e->pty };
 }
 
 int
@@ -875,12 +904,27 @@ session_job_write (struct session *s, uint32_t id, const void *data, size_t n,
                    bool eof)
 {
   struct session_exec *e = find_exec (s, id);
-  if (!e || !e->background)
+  if (!e || (!e->background && !e->pty))
     return -ENOENT;
   if (e->state != JOB_RUNNING || e->stdin_closed)
     return -ESRCH;
-  e->stdin_closed = eof;
+  /* A terminal's end of input is a typed ^D: it stays open for more
+   * (a shell whose cat just ended reads on). */
+  e->stdin_closed = eof && !e->pty;
   return s->ops->write_stdin (s->bs, id, data, n, eof);
+}
+
+int
+session_job_resize (struct session *s, uint32_t id, unsigned rows, unsigned cols)
+{
+  struct session_exec *e = find_exec (s, id);
+  if (!e)
+    return -ENOENT;
+  if (!e->pty)
+    return -ENOTTY;
+  if (e->state != JOB_RUNNING)
+    return -ESRCH;
+  return s->ops->resize (s->bs, id, rows, cols);
 }
 
 int
@@ -993,7 +1037,7 @@ session_job_script (struct session *s, const char *what, const char *script,
   e->deadline = timeout_ms ? e->started + (long long) timeout_ms : -1;
   e->kill_at = e->lost_at = -1;
   if (!(e->spool = spool_new (s->lim.spill_dir, s->lim.spool_max, err))
-      || spawn_script (s, e->job, copy, with_stdin, false, env, timeout_ms, err) < 0)
+      || spawn_script (s, e->job, copy, with_stdin, false, env, timeout_ms, NULL, err) < 0)
     {
       if (!e->spool)
         free (copy);

@@ -57,6 +57,11 @@ struct exec_request {
   /* "NAME=value" set for this command only (never saved in the session's
    * state); NULL-terminated, or NULL. */
   const char *const *env;
+  /* NULL: pipes.  Else the command runs on a terminal of the sandbox
+   * (backend_spawn.pty), with TERM set for it only; a backend without
+   * one refuses (-ENOTSUP, its name in *err).  Its stdin is open while it
+   * runs (job_stdin), foreground or not. */
+  const struct backend_pty *pty;
 };
 
 /* How a job ended (ARCHITECTURE.md: reported once, with its cause). */
@@ -113,6 +118,7 @@ struct job_info {
   const char *spool_error;  /* NULL, or why the spool is incomplete */
   const char *lost;         /* JOB_END_LOST: why */
   bool kill_pending;        /* see exec_result */
+  bool pty;                 /* it runs on a terminal */
 };
 
 /* Open a session on a backend session that is already up: runs the shell
@@ -165,6 +171,10 @@ int session_job_read (struct session *s, uint32_t id, uint64_t offset,
 int session_job_write (struct session *s, uint32_t id, const void *data,
                        size_t n, bool eof);
 int session_job_kill (struct session *s, uint32_t id);
+/* A terminal job's window: -ENOENT no such job, -ESRCH it ended, -ENOTTY
+ * it has no terminal. */
+int session_job_resize (struct session *s, uint32_t id, unsigned rows,
+                        unsigned cols);
 /* The background jobs (foreground commands are not listed). */
 size_t session_jobs (struct session *s, struct job_info *out, size_t max);
 /* Drop finished jobs older than ttl_ms. */

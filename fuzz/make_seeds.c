@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "protocol.h"
+#include "supervisor_protocol.h"
 
 static struct al_writer w; /* 256 KiB: not on the stack */
 static const char *dir;
@@ -191,6 +192,60 @@ near_valid_seeds (void)
   write_seed ("bad-run-relative-mask");
 }
 
+/* For fuzz_supervisor_protocol (fuzz_protocol rejects them at once, as
+ * the other harness does the helper's). */
+static void
+supervisor_seeds (void)
+{
+  sup_begin (&w, SUP_SPAWN);
+  sup_put_u32 (&w, SUP_F_JOB, 2);
+  sup_put_str (&w, SUP_F_ARGV, "bash");
+  sup_put_str (&w, SUP_F_ARGV, "-c");
+  sup_put_str (&w, SUP_F_ENV, "PATH=/usr/bin:/bin");
+  sup_put_str (&w, SUP_F_CWD, "/");
+  sup_put_u32 (&w, SUP_F_STDIN, 1);
+  sup_put_u32 (&w, SUP_F_SCRIPT, 1);
+  write_seed ("sup-spawn");
+
+  sup_begin (&w, SUP_SPAWN);
+  sup_put_u32 (&w, SUP_F_JOB, 3);
+  sup_put_str (&w, SUP_F_ARGV, "bash");
+  sup_put_str (&w, SUP_F_CWD, "/w");
+  sup_put_u32 (&w, SUP_F_ROWS, 24);
+  sup_put_u32 (&w, SUP_F_COLS, 80);
+  sup_put_str (&w, SUP_F_TERM, "xterm-256color");
+  write_seed ("sup-spawn-pty");
+
+  sup_begin (&w, SUP_RESIZE);
+  sup_put_u32 (&w, SUP_F_JOB, 3);
+  sup_put_u32 (&w, SUP_F_ROWS, 50);
+  sup_put_u32 (&w, SUP_F_COLS, 1000);
+  write_seed ("sup-resize");
+
+  sup_begin (&w, SUP_OUTPUT);
+  sup_put_u32 (&w, SUP_F_JOB, 3);
+  sup_put_u32 (&w, SUP_F_STREAM, 1);
+  sup_put_bytes (&w, SUP_F_DATA, "\r\n\0\377", 4);
+  write_seed ("sup-output");
+
+  sup_begin (&w, SUP_EXITED);
+  sup_put_u32 (&w, SUP_F_JOB, 3);
+  sup_put_u32 (&w, SUP_F_SIGNAL, 9);
+  write_seed ("sup-exited");
+
+  sup_begin (&w, SUP_ERROR);
+  sup_put_str (&w, SUP_F_MESSAGE, "no such job");
+  write_seed ("sup-error");
+
+  sup_begin (&w, SUP_SPAWN); /* a terminal without its type */
+  sup_put_u32 (&w, SUP_F_JOB, 3);
+  sup_put_str (&w, SUP_F_ARGV, "bash");
+  sup_put_str (&w, SUP_F_CWD, "/");
+  sup_put_u32 (&w, SUP_F_ROWS, 24);
+  sup_put_u32 (&w, SUP_F_COLS, 80);
+  write_seed ("bad-sup-spawn-pty-half");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -207,5 +262,6 @@ main (int argc, char **argv)
     }
   valid_seeds ();
   near_valid_seeds ();
+  supervisor_seeds ();
   return failures ? 1 : 0;
 }

@@ -100,6 +100,26 @@ decide (struct gate_decision *d, enum gate_verdict v, const char *by)
   d->decided_by = by;
 }
 
+/* Step 7: a dangerous rule nobody approved yet, by the mode. */
+static void
+decide_by_mode (const struct rules_settings *set, const struct gate_context *ctx,
+                struct gate_decision *d)
+{
+  switch (ctx->mode)
+    {
+    case GATE_MODE_APPROVE:
+      if (set->allow_approve_mode)
+        return decide (d, GATE_ALLOW, "mode-approve");
+      return decide (d, GATE_DENY, "approve-mode-forbidden");
+    case GATE_MODE_INTERACTIVE:
+    case GATE_MODE_ASK:
+      return decide (d, GATE_ASK, "pending");
+    case GATE_MODE_DENY:
+    default:
+      return decide (d, GATE_DENY, "mode-deny");
+    }
+}
+
 /* Decide for a parsed command (p is the gate's to free). */
 static void
 decide_parsed (const struct ruleset *rs, const struct gate_context *ctx,
@@ -189,19 +209,35 @@ decide_parsed (const struct ruleset *rs, const struct gate_context *ctx,
     }
 
   /* 7: the mode. */
-  switch (ctx->mode)
-    {
-    case GATE_MODE_APPROVE:
-      if (set->allow_approve_mode)
-        return decide (d, GATE_ALLOW, "mode-approve");
-      return decide (d, GATE_DENY, "approve-mode-forbidden");
-    case GATE_MODE_INTERACTIVE:
-    case GATE_MODE_ASK:
-      return decide (d, GATE_ASK, "pending");
-    case GATE_MODE_DENY:
-    default:
-      return decide (d, GATE_DENY, "mode-deny");
-    }
+  decide_by_mode (set, ctx, d);
+}
+
+/* An interpreter on a terminal: steps 3- to 7 for the one built-in rule
+ * its typed input amounts to (the command line was judged already). */
+static void
+decide_terminal (const struct ruleset *rs, const struct gate_context *ctx,
+                 struct gate_decision *d)
+{
+  static const struct rule terminal_rule = {
+    .id = GATE_TERMINAL_RULE,
+    .description = "an interactive shell or interpreter on a terminal: what is "
+                   "typed there runs unjudged, as arbitrary code",
+    .action = RULE_APPROVE,
+    .origin = "built in",
+  };
+  const struct rules_settings *set = ruleset_settings (rs);
+  *d = (struct gate_decision){ 0 };
+  if (!ctx->host_access && set->isolated_guards != GUARDS_FULL)
+    return decide (d, GATE_ALLOW, "isolated");
+  if (ctx->bypass && set->allow_bypass)
+    return decide (d, GATE_ALLOW, "bypass");
+  d->bypass_refused = ctx->bypass;
+  keep (d, &terminal_rule);
+  if (id_set_has (ctx->always, GATE_TERMINAL_RULE))
+    return decide (d, GATE_ALLOW, "allowlist");
+  if (id_set_has (ctx->session, GATE_TERMINAL_RULE))
+    return decide (d, GATE_ALLOW, "session-approval");
+  decide_by_mode (set, ctx, d);
 }
 
 void
@@ -325,10 +361,25 @@ gate_decide_input (const struct ruleset *rs, const struct gate_context *ctx,
                    struct gate_decision *d)
 {
   gate_decide (rs, ctx, command, d);
+  const char *langs[16];
+  size_t n = d->verdict == GATE_DENY ? 0 : input_langs (command, langs, 16);
+  if (n && ctx->terminal)
+    {
+      struct gate_decision typed;
+      decide_terminal (rs, ctx, &typed);
+      /* Allowed both ways: the record names the rule that needed the
+       * allowance (a mode, an allowlist), not "no rule". */
+      if (d->verdict == GATE_ALLOW && typed.verdict == GATE_ALLOW
+          && gate_strictness (d) == GATE_STRICT_ALLOW)
+        *d = typed;
+      else if (d->verdict == GATE_ALLOW && typed.verdict == GATE_ALLOW)
+        for (size_t i = 0; i < typed.n_rules; i++)
+          keep (d, typed.rules[i]);
+      else
+        merge (d, &typed);
+    }
   if (d->verdict == GATE_DENY || !input || !*input)
     return;
-  const char *langs[16];
-  size_t n = input_langs (command, langs, 16);
   for (size_t i = 0; i < n && d->verdict != GATE_DENY; i++)
     {
       struct gate_decision in;

@@ -64,6 +64,9 @@ struct gate_context
   const char *home;             /* folded to ~ by the rules */
   const struct id_set *always;  /* the user's permanent allowlist, or NULL */
   const struct id_set *session; /* this session's approvals, or NULL */
+  /* The command runs on a terminal (exec "pty"): what is typed there is
+   * data the gate never sees (gate_decide_input). */
+  bool terminal;
 };
 
 #define GATE_MAX_RULES 16
@@ -94,7 +97,12 @@ void gate_decide (const struct ruleset *rs, const struct gate_context *ctx,
 /* The same for a command given input on stdin (an exec's stdin, data
  * written to a job): when the command runs a shell or an interpreter
  * that could execute that input, the input is judged as a command line
- * too, and the stricter decision wins (an ask covers both's rules). */
+ * too, and the stricter decision wins (an ask covers both's rules).
+ * On a terminal (ctx->terminal), such a command runs whatever is typed:
+ * arbitrary code, the dangerous rule GATE_TERMINAL_RULE, allowed on the
+ * isolated floor and otherwise approved like any dangerous rule (the
+ * allowlists, bypass, the mode). */
+#define GATE_TERMINAL_RULE "terminal-interpreter"
 void gate_decide_input (const struct ruleset *rs,
                         const struct gate_context *ctx, const char *command,
                         const char *input, struct gate_decision *out);

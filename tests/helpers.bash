@@ -10,6 +10,7 @@
 #   PROBE          airlock-probe, inside WORK so the sandbox sees it
 #   HOSTILE        airlock-hostile (runs outside the sandbox)
 #   SESSION_DRIVER airlock-session-driver (one local session, see its source)
+#   PTY_CLIENT     tests/pty_client.py (a person at a terminal job's keyboard)
 #   AIRLOCK_SUPERVISOR the installed airlock-supervisor
 #   HELPER_CONF    the helper.conf path compiled into this build
 #   T              the private test prefix (root-owned, 0755)

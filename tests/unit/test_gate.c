@@ -543,6 +543,73 @@ teardown (void **state)
   return 0;
 }
 
+/* On a terminal, a shell or interpreter runs whatever is typed: allowed
+ * on the isolated floor, else a dangerous rule of its own, approved like
+ * any; a program that only reads data, or a script, is not one. */
+static void
+test_terminal_interpreter (void **state)
+{
+  (void) state;
+  struct ruleset *rs = load (NULL);
+  struct gate_context c = host (GATE_MODE_ASK);
+  c.terminal = true;
+  struct gate_decision d;
+  static const char *const interpreters[]
+      = { "bash", "bash -i", "sh", "zsh", "python3", "python3 -i", "node", "cd /tmp && bash -i" };
+  for (size_t i = 0; i < N_ELEMENTS (interpreters); i++)
+    {
+      gate_decide_input (rs, &c, interpreters[i], NULL, &d);
+      if (d.verdict != GATE_ASK || d.n_rules != 1
+          || strcmp (d.rules[0]->id, GATE_TERMINAL_RULE))
+        fail_msg ("%s: got verdict %d by %s", interpreters[i], d.verdict, d.decided_by);
+      assert_non_null (strstr (d.rules[0]->description, "arbitrary code"));
+    }
+  static const char *const data_readers[]
+      = { "top", "cat", "python3 script.py", "bash script.sh", "less notes.txt", "vi x" };
+  for (size_t i = 0; i < N_ELEMENTS (data_readers); i++)
+    {
+      gate_decide_input (rs, &c, data_readers[i], NULL, &d);
+      if (d.verdict != GATE_ALLOW)
+        fail_msg ("%s: got verdict %d by %s", data_readers[i], d.verdict, d.decided_by);
+    }
+  /* Off a terminal, the same shell is judged by its (absent) input. */
+  c.terminal = false;
+  gate_decide_input (rs, &c, "bash -i", NULL, &d);
+  assert_string_equal (d.decided_by, "no-rule");
+  c.terminal = true;
+  /* The modes and the allowlists, as for any dangerous rule. */
+  c.mode = GATE_MODE_DENY;
+  gate_decide_input (rs, &c, "bash", NULL, &d);
+  assert_string_equal (d.decided_by, "mode-deny");
+  char *m = gate_denial_message (&d);
+  assert_non_null (strstr (m, "(" GATE_TERMINAL_RULE ")"));
+  free (m);
+  c.mode = GATE_MODE_APPROVE;
+  gate_decide_input (rs, &c, "bash", NULL, &d);
+  assert_string_equal (d.decided_by, "mode-approve");
+  struct id_set approved = { 0 };
+  assert_int_equal (id_set_add (&approved, GATE_TERMINAL_RULE), 0);
+  c.mode = GATE_MODE_DENY;
+  c.session = &approved;
+  gate_decide_input (rs, &c, "bash", NULL, &d);
+  assert_string_equal (d.decided_by, "session-approval");
+  c.session = NULL;
+  /* The command line is still judged: its own rules join the ask. */
+  c.mode = GATE_MODE_ASK;
+  gate_decide_input (rs, &c, "rm -r build; bash", NULL, &d);
+  assert_int_equal (d.verdict, GATE_ASK);
+  assert_int_equal (d.n_rules, 2);
+  gate_decide_input (rs, &c, "rm -rf /; bash", NULL, &d);
+  assert_string_equal (d.decided_by, "hard-block");
+  /* The isolated floor (no host access): allowed. */
+  c.host_access = false;
+  gate_decide_input (rs, &c, "bash -i", NULL, &d);
+  assert_int_equal (d.verdict, GATE_ALLOW);
+  assert_string_equal (d.decided_by, "isolated");
+  id_set_clear (&approved);
+  ruleset_free (rs);
+}
+
 int
 main (void)
 {
@@ -558,6 +625,7 @@ main (void)
     cmocka_unit_test (test_denial_message),
     cmocka_unit_test (test_too_complex_is_refused),
     cmocka_unit_test (test_input_run_as_code),
+    cmocka_unit_test (test_terminal_interpreter),
     cmocka_unit_test (test_hard_block_beats_too_complex),
     cmocka_unit_test (test_strictness_order),
     cmocka_unit_test (test_prefix_never_softens),

@@ -139,6 +139,88 @@ test_script_round_trip (void **state)
   expect_reject ("field not allowed in this message type");
 }
 
+/* A terminal: rows, columns and type come together, each bounded; a
+ * resize names the job and both sides. */
+static void
+test_pty_fields (void **state)
+{
+  (void) state;
+  sup_begin (&w, SUP_SPAWN);
+  sup_put_u32 (&w, SUP_F_JOB, 3);
+  sup_put_str (&w, SUP_F_ARGV, "bash");
+  sup_put_str (&w, SUP_F_CWD, "/");
+  sup_put_u32 (&w, SUP_F_ROWS, 24);
+  sup_put_u32 (&w, SUP_F_COLS, 80);
+  sup_put_str (&w, SUP_F_TERM, "xterm-256color");
+  const char *why = NULL;
+  assert_int_equal (decode (&why), 0);
+  assert_int_equal (m.rows, 24);
+  assert_int_equal (m.cols, 80);
+  assert_string_equal (m.term, "xterm-256color");
+
+  sup_begin (&w, SUP_SPAWN); /* no terminal: term stays NULL */
+  sup_put_u32 (&w, SUP_F_JOB, 3);
+  sup_put_str (&w, SUP_F_ARGV, "bash");
+  sup_put_str (&w, SUP_F_CWD, "/");
+  assert_int_equal (decode (&why), 0);
+  assert_null (m.term);
+
+  sup_begin (&w, SUP_SPAWN);
+  sup_put_u32 (&w, SUP_F_JOB, 3);
+  sup_put_str (&w, SUP_F_ARGV, "bash");
+  sup_put_str (&w, SUP_F_CWD, "/");
+  sup_put_u32 (&w, SUP_F_ROWS, 24);
+  expect_reject ("a terminal needs rows, columns and type together");
+
+  static const uint32_t bad_sides[] = { 0, SUP_MAX_PTY_SIDE + 1, UINT32_MAX };
+  for (size_t i = 0; i < sizeof bad_sides / sizeof *bad_sides; i++)
+    {
+      sup_begin (&w, SUP_RESIZE);
+      sup_put_u32 (&w, SUP_F_JOB, 3);
+      sup_put_u32 (&w, SUP_F_ROWS, 10);
+      sup_put_u32 (&w, SUP_F_COLS, bad_sides[i]);
+      expect_reject ("terminal rows or columns out of range");
+    }
+
+  static const char *const bad_terms[] = { "", "../../etc/x", "a b", "xterm\n",
+                                           "123456789012345678901234567890123" };
+  for (size_t i = 0; i < sizeof bad_terms / sizeof *bad_terms; i++)
+    {
+      sup_begin (&w, SUP_SPAWN);
+      sup_put_u32 (&w, SUP_F_JOB, 3);
+      sup_put_str (&w, SUP_F_TERM, bad_terms[i]);
+      expect_reject ("terminal type is not a short name");
+    }
+
+  sup_begin (&w, SUP_RESIZE);
+  sup_put_u32 (&w, SUP_F_JOB, 3);
+  sup_put_u32 (&w, SUP_F_ROWS, 50);
+  sup_put_u32 (&w, SUP_F_COLS, 132);
+  assert_int_equal (decode (&why), 0);
+  assert_int_equal (m.type, SUP_RESIZE);
+  assert_int_equal (m.rows, 50);
+  assert_int_equal (m.cols, 132);
+
+  sup_begin (&w, SUP_RESIZE);
+  sup_put_u32 (&w, SUP_F_JOB, 3);
+  sup_put_u32 (&w, SUP_F_ROWS, 50);
+  expect_reject ("a required field is missing");
+
+  sup_begin (&w, SUP_RESIZE); /* the type is fixed at the start */
+  sup_put_u32 (&w, SUP_F_JOB, 3);
+  sup_put_u32 (&w, SUP_F_ROWS, 50);
+  sup_put_u32 (&w, SUP_F_COLS, 132);
+  sup_put_str (&w, SUP_F_TERM, "vt100");
+  expect_reject ("field not allowed in this message type");
+
+  sup_begin (&w, SUP_OUTPUT); /* the supervisor never sends a size */
+  sup_put_u32 (&w, SUP_F_JOB, 1);
+  sup_put_u32 (&w, SUP_F_STREAM, 1);
+  sup_put_bytes (&w, SUP_F_DATA, "x", 1);
+  sup_put_u32 (&w, SUP_F_ROWS, 1);
+  expect_reject ("field not allowed in this message type");
+}
+
 static void
 test_rejections (void **state)
 {
@@ -230,6 +312,7 @@ main (void)
     cmocka_unit_test (test_output_bytes_round_trip),
     cmocka_unit_test (test_exited_needs_one_of_code_and_signal),
     cmocka_unit_test (test_script_round_trip),
+    cmocka_unit_test (test_pty_fields),
     cmocka_unit_test (test_rejections),
     cmocka_unit_test (test_every_prefix_is_rejected_cleanly),
   };
