@@ -175,11 +175,12 @@ stop_run_daemon () {
     timeout -k 5 20 "$AIRLOCK" daemon stop) > /dev/null 2>&1 || true
 }
 
-# Run tests/SUITE.bats with the environment given, print its failures and
+# Run tests/SUITE.bats with the environment given (BATS_FILTER: only the
+# tests whose names match, for a targeted run), print its failures and
 # counts, tally it as LABEL.
 run_bats () { # label, suite, env assignments...
   local label=$1 suite=$2; shift 2
-  env "$@" timeout -k 10 1800 bats --tap "tests/$suite.bats" > "$T/out.tap" 2>&1
+  env "$@" timeout -k 10 1800 bats --tap ${BATS_FILTER:+--filter "$BATS_FILTER"} "tests/$suite.bats" > "$T/out.tap" 2>&1
   grep -E '^not ok' -A 12 "$T/out.tap" | head -n 60
   tally "$label" "$T/out.tap"
   printf '%s\n' "$(grep -c '^ok' "$T/out.tap") ok, $(grep -c '^not ok' "$T/out.tap") not ok"
