@@ -143,6 +143,31 @@ release_fds (struct job *j)
 
 /* ---- the job leader ---- */
 
+static int
+compare_fd (const void *a, const void *b)
+{
+  return *(const int *) a - *(const int *) b;
+}
+
+/* Close every descriptor from 3 up but the n in keep (-1 entries are
+ * ignored).  A leader is forked from the supervisor and would otherwise
+ * hold every other job's pipes: a job whose input was closed would not see
+ * its end while a later job's leader lives. */
+static void
+close_all_but (int *keep, size_t n)
+{
+  qsort (keep, n, sizeof *keep, compare_fd);
+  unsigned from = 3;
+  for (size_t i = 0; i < n; i++)
+    if (keep[i] >= (int) from)
+      {
+        if (keep[i] > (int) from)
+          close_range (from, (unsigned) keep[i] - 1, 0);
+        from = (unsigned) keep[i] + 1;
+      }
+  close_range (from, ~0U, 0);
+}
+
 static noreturn void
 leader_main (const struct sup_msg *m, int fds[5], int ctl_fd, int status_fd)
 {
@@ -169,6 +194,8 @@ leader_main (const struct sup_msg *m, int fds[5], int ctl_fd, int status_fd)
         close (fds[i]);
         fds[i] = moved;
       }
+  int keep[] = { fds[0], fds[1], fds[2], fds[3], fds[4], ctl_fd, status_fd };
+  close_all_but (keep, sizeof keep / sizeof *keep);
   pid_t cmd = fork ();
   if (cmd == 0)
     /* fds 0-2 are the job's stdio; fd 3 is its metadata channel (stream

@@ -256,6 +256,29 @@ got hello
   [ "$(field state)" = killed ]
 }
 
+@test "sessions: a job's end of input reaches it while a later job runs (no other leader holds its pipe)" {
+  [ "${MODAL_MODE:-}" = managed ] && skip "managed Modal takes a command's input only with its start (docs/modal.md)"
+  run api '{"id":1,"op":"open","session":"s","workdir":"'"$WORK"'"}' \
+          '{"id":2,"op":"exec","session":"s","background":true,"command":"cat; echo done"}'
+  job=$(field job)
+  [ "$job" -ge 1 ]
+  run api '{"id":3,"op":"exec","session":"s","background":true,"command":"sleep 60"}'
+  job2=$(field job)
+  run api '{"id":4,"op":"job_stdin","session":"s","job":'"$job"',"data":"x\n","eof":true}'
+  [ "$(field ok)" = true ]
+  for i in $(seq 50); do
+    run api '{"id":5,"op":"job_output","session":"s","job":'"$job"',"offset":0}'
+    [ "$(field state)" = exited ] && break
+    sleep 0.1
+  done
+  [ "$(field state)" = exited ]
+  [ "$(field data)" = "x
+done" ] || [ "$(field data)" = "x
+done
+" ]
+  api '{"id":6,"op":"kill","session":"s","job":'"$job2"'}'
+}
+
 @test "sessions: a session with a running job is not reaped as idle; an idle one is" {
   SESSION_ENV="AIRLOCK_SESSION_IDLE_TIMEOUT=2" setup
   # (busy gets its job before idle opens: a slow open, of a docker
