@@ -30,7 +30,7 @@ BUILDDIR=${BUILDDIR:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 MODES=${MODES:-unprivileged setuid caps}
 SUITES=${SUITES:-sandbox run limits hostile protect session sessions pty files spool hygiene lifecycle api doctest policy install standin network}
-ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile protect session sessions files spool hygiene lifecycle api policy network}
+ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile protect session sessions pty files spool hygiene lifecycle api policy network}
 # Suites that do not depend on the privilege mode: in the first mode only.
 ONE_MODE_SUITES=${ONE_MODE_SUITES-cache mcp}
 
