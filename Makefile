@@ -100,7 +100,7 @@ COMMON_SRCS := broker/config.c broker/runtime_dir.c broker/sandbox_options.c \
                backends/cgroup_oom.c backends/xprintf.c backends/size_text.c policy/protected_paths.c \
                policy/audit_dirs.c policy/xalloc.c helper/protocol.c backends/egress_client.c broker/egress_prepare.c \
                policy/egress_policy.c
-CLIENT_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c broker/pty_relay.c broker/cp_command.c \
+CLIENT_SRCS := broker/airlock.c broker/run_command.c broker/client_commands.c broker/pty_relay.c broker/attach_command.c broker/cp_command.c \
                broker/cache_command.c broker/mcp_server.c broker/mcp_tools.c backends/random_id.c backends/supervisor_protocol.c \
                broker/approval_prompt.c broker/config_command.c $(COMMON_SRCS)
 DAEMON_SRCS := $(sort broker/airlock_daemon.c broker/daemon.c broker/api.c broker/session.c \

@@ -21,6 +21,7 @@ static const char usage[]
       "  session ls|open|close     named sessions, kept by a per-user daemon\n"
       "  exec SESSION -- COMMAND   run a shell command line in a session\n"
       "  shell SESSION             type commands into a session\n"
+      "  attach SESSION JOB        our terminal on a running job again\n"
       "  cp SRC S:DST, cp S:SRC DST  copy files into or out of session S\n"
       "  serve                     the JSON-lines API on stdin/stdout\n"
       "  mcp                       an MCP server on stdin/stdout, for agents\n"
@@ -56,6 +57,8 @@ main (int argc, char **argv)
     return cp_command (argc - 1, argv + 1);
   if (!strcmp (argv[1], "shell"))
     return shell_command (argc - 1, argv + 1);
+  if (!strcmp (argv[1], "attach"))
+    return attach_command (argc - 1, argv + 1);
   if (!strcmp (argv[1], "serve"))
     return serve_command (argc - 1, argv + 1);
   if (!strcmp (argv[1], "mcp"))

@@ -746,6 +746,8 @@ add_job (cJSON *o, const struct job_info *j)
     cJSON_AddStringToObject (o, "spool_error", j->spool_error);
   if (j->kill_pending)
     cJSON_AddTrueToObject (o, "kill_pending");
+  if (j->pty)
+    cJSON_AddTrueToObject (o, "pty"); /* for attach: keys and a window, or output only */
 }
 
 static void

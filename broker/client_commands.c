@@ -624,7 +624,9 @@ static const char exec_usage[]
       "command only.  --stdin sends our standard input to the command.\n"
       "--background prints a job id at once.  --pty runs COMMAND on a terminal\n"
       "of the sandbox, ours (raw meanwhile) its keyboard and screen, for\n"
-      "programs that need one (bash -i, python3 -i, top).  --command-file reads COMMAND\n"
+      "programs that need one (bash -i, python3 -i, top); with --background\n"
+      "it runs on a terminal of our window's size, for airlock attach.\n"
+      "--command-file reads COMMAND\n"
       "from FILE (- for standard input), so that it is not in our argv,\n"
       "where any local user can read it.\n";
 
@@ -761,11 +763,11 @@ exec_command (int argc, char **argv)
       cJSON_Delete (req);
       return 2;
     }
-  if (use_pty && (use_stdin || cJSON_GetObjectItem (req, "background")
-                  || (command_file && !strcmp (command_file, "-"))))
+  bool background = cJSON_GetObjectItem (req, "background") != NULL;
+  if (use_pty && (use_stdin || (command_file && !strcmp (command_file, "-"))))
     {
       fputs ("airlock exec: --pty takes our terminal (or stdin) as the command's; "
-             "not with --stdin, --background or --command-file -\n", stderr);
+             "not with --stdin or --command-file -\n", stderr);
       cJSON_Delete (req);
       return 2;
     }
@@ -804,10 +806,11 @@ exec_command (int argc, char **argv)
     }
   int rc;
   if (use_pty)
+    pty_relay_request (req); /* a background one at our window's size too */
+  if (use_pty && !background)
     {
       cJSON_AddStringToObject (req, "approval", client_approval_mode ());
-      pty_relay_request (req);
-      rc = pty_relay_run (&c, session, req, answer_approval);
+      rc = pty_relay_run (&c, session, req, answer_approval, NULL);
     }
   else
     rc = run_exec (&c, block_stop_signals (), session, req, NULL);
@@ -822,7 +825,39 @@ static const char shell_usage[]
     = "Usage: airlock shell SESSION\n"
       "Type commands into a session, one line each, as into a shell: cd and\n"
       "export carry over, Ctrl-C interrupts the running command.  Ctrl-D or\n"
-      "`exit` leaves (the session stays open: airlock session close ends it).\n";
+      "`exit` leaves (the session stays open: airlock session close ends it).\n"
+      "On a terminal each command runs on a terminal of the sandbox, ours its\n"
+      "keyboard and screen while it runs, so full-screen programs work (vi, top,\n"
+      "python3 -i); a backend without terminals runs them without one, and says so.\n";
+
+/* The exec of one typed line. */
+static cJSON *
+line_request (const char *session, const char *line)
+{
+  cJSON *req = cJSON_CreateObject ();
+  cJSON_AddStringToObject (req, "op", "exec");
+  cJSON_AddStringToObject (req, "session", session);
+  cJSON_AddStringToObject (req, "command", line);
+  return req;
+}
+
+/* Run one typed line on a terminal of the sandbox; where the backend
+ * has none, without one from now on (*on_terminal), after saying so. */
+static int
+run_line_on_terminal (struct daemon_conn *c, int sfd, const char *session,
+                      const char *line, bool *on_terminal, char **cwd)
+{
+  cJSON *req = line_request (session, line);
+  cJSON_AddStringToObject (req, "approval", client_approval_mode ());
+  pty_relay_request (req);
+  int rc = pty_relay_run (c, session, req, answer_approval, cwd);
+  if (rc != PTY_RELAY_NOT_SUPPORTED)
+    return rc;
+  fprintf (stderr, "airlock shell: session %s runs commands without a terminal: "
+           "line by line from now on (full-screen programs will not work)\n", session);
+  *on_terminal = false;
+  return run_exec (c, sfd, session, line_request (session, line), cwd);
+}
 
 int
 shell_command (int argc, char **argv)
@@ -861,6 +896,7 @@ shell_command (int argc, char **argv)
       return 1;
     }
   int sfd = block_stop_signals ();
+  bool on_terminal = isatty (0) && isatty (1);
   int last = 0;
   char line[65536];
   for (;;)
@@ -889,12 +925,11 @@ shell_command (int argc, char **argv)
         break;
       if (!*line)
         continue;
-      cJSON *req = cJSON_CreateObject ();
-      cJSON_AddStringToObject (req, "op", "exec");
-      cJSON_AddStringToObject (req, "session", session);
-      cJSON_AddStringToObject (req, "command", line);
       char *now = NULL;
-      last = run_exec (&c, sfd, session, req, &now);
+      if (on_terminal)
+        last = run_line_on_terminal (&c, sfd, session, line, &on_terminal, &now);
+      else
+        last = run_exec (&c, sfd, session, line_request (session, line), &now);
       if (now)
         {
           free (cwd);

@@ -38,6 +38,8 @@ int exec_daemon_program (char **argv, int status);
 int session_command (int argc, char **argv);
 int exec_command (int argc, char **argv);
 int shell_command (int argc, char **argv);
+/* airlock attach SESSION JOB (attach_command.c) */
+int attach_command (int argc, char **argv);
 int serve_command (int argc, char **argv);
 /* airlock mcp: the tools over the Model Context Protocol (mcp_server.c) */
 int mcp_command (int argc, char **argv);

@@ -457,7 +457,7 @@ start_tool (struct call *c)
     {
       req = op_request ("exec", session);
       static const char *const keys[] = { "command", "timeout", "stdin", "env", "background",
-                                          "cwd" };
+                                          "cwd", "pty" };
       for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         copy_field (req, c->args, keys[i], NULL);
       cJSON_AddStringToObject (req, "approval", srv.mode);
@@ -480,6 +480,13 @@ start_tool (struct call *c)
       copy_field (req, c->args, "job", NULL);
       copy_field (req, c->args, "data", NULL);
       copy_field (req, c->args, "eof", NULL);
+    }
+  else if (!strcmp (name, "job_resize"))
+    {
+      req = op_request ("resize", session);
+      copy_field (req, c->args, "job", NULL);
+      copy_field (req, c->args, "rows", NULL);
+      copy_field (req, c->args, "cols", NULL);
     }
   else if (!strcmp (name, "job_kill"))
     {
@@ -904,6 +911,17 @@ tool_message (struct call *c, const cJSON *m)
                     cJSON_IsTrue (cJSON_GetObjectItemCaseSensitive (c->args, "eof"))
                         ? ", stdin closed" : "");
     }
+  else if (!strcmp (name, "job_resize"))
+    {
+      o = cJSON_CreateObject ();
+      static const char *const keys[] = { "job", "rows", "cols" };
+      for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+        copy_field (o, c->args, keys[k], NULL);
+      text = xprintf ("job %.0f's terminal is now %.0f rows by %.0f columns",
+                      cJSON_GetObjectItemCaseSensitive (c->args, "job")->valuedouble,
+                      cJSON_GetObjectItemCaseSensitive (c->args, "rows")->valuedouble,
+                      cJSON_GetObjectItemCaseSensitive (c->args, "cols")->valuedouble);
+    }
   else /* upload, download */
     {
       o = cJSON_Duplicate (m, true);
@@ -1160,7 +1178,7 @@ static const char mcp_usage[]
       "                   [--session-defaults JSON] [--files-root DIR]...\n"
       "An MCP server on stdin/stdout (JSON-RPC 2.0, one message per line) with the\n"
       "tools open_session, close_session, list_sessions, exec, job_output, job_stdin,\n"
-      "job_kill, upload and download.  For an MCP client's configuration.\n"
+      "job_resize, job_kill, upload and download.  For an MCP client's configuration.\n"
       "  --approval MODE   interactive or ask (a person answers through the client's\n"
       "                    elicitation; deny when it has none), deny, approve\n"
       "                    (default: policy.mode)\n"

@@ -5,6 +5,7 @@
  * agent can read and fix, never a default silently used. */
 #define _GNU_SOURCE
 #include "mcp_tools.h"
+#include "supervisor_protocol.h"
 #include "xprintf.h"
 
 #include <math.h>
@@ -13,6 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_ (x)
+/* a side of a job's terminal, as the API takes it */
+#define PTY_SIDE "{\"type\":\"integer\",\"minimum\":1,\"maximum\":" STRINGIFY (SUP_MAX_PTY_SIDE) "}"
 #define POSTURE "{\"type\":\"object\",\"description\":\"what the session's sandbox is (docs/api.md, Posture)\"}"
 #define SESSION "\"session\":{\"type\":\"string\",\"pattern\":\"^[A-Za-z0-9._-]{1,64}$\"," \
                 "\"description\":\"the session's name\"}"
@@ -68,7 +73,10 @@ static const struct mcp_tool tools[] = {
     "Run a bash command line in a session's sandbox. Dangerous commands pass an approval gate "
     "(a person may be asked). Foreground: waits and returns exit code, stdout and stderr (long "
     "output is cut; the whole of it is the resource output_uri); output streams as progress. "
-    "background: true returns a job id at once (see job_output, job_stdin, job_kill).",
+    "background: true returns a job id at once (see job_output, job_stdin, job_kill). "
+    "pty runs it on a terminal of the sandbox, for programs that need one (python3 -i, "
+    "a prompt, top): its output is the screen's raw bytes, stdout only; with background, "
+    "type into it with job_stdin and resize it with job_resize.",
     "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"session\",\"command\"],"
     "\"properties\":{" SESSION ",\"command\":{\"type\":\"string\",\"description\":\"a bash command "
     "line\"},\"timeout\":{\"type\":\"number\",\"exclusiveMinimum\":0,\"maximum\":86400,"
@@ -76,7 +84,11 @@ static const struct mcp_tool tools[] = {
     "background)\"},\"stdin\":{\"type\":\"string\",\"description\":\"the command's standard input\"},"
     ENV ("variables for this command only") ","
     "\"background\":{\"type\":\"boolean\"},\"cwd\":{\"type\":\"string\",\"description\":\"absolute "
-    "directory to run in (it sticks)\"}}}",
+    "directory to run in (it sticks)\"},"
+    "\"pty\":{\"type\":\"object\",\"additionalProperties\":false,\"description\":\"run on a "
+    "terminal of this size and TERM (each optional: 24, 80, xterm-256color)\",\"properties\":{"
+    "\"rows\":" PTY_SIDE ",\"cols\":" PTY_SIDE ","
+    "\"term\":{\"type\":\"string\",\"pattern\":\"^[A-Za-z0-9._+-]{1,32}$\"}}}}}",
     "{\"type\":\"object\",\"required\":[\"job\"],\"properties\":{\"job\":{\"type\":\"integer\"},"
     "\"background\":{\"type\":\"boolean\"},\"exit_code\":{\"anyOf\":[{\"type\":\"integer\"},{\"type\":\"null\"}]},"
     "\"cause\":{\"type\":\"string\",\"enum\":[\"exited\",\"timed_out\",\"interrupted\",\"killed\","
@@ -97,12 +109,23 @@ static const struct mcp_tool tools[] = {
     "\"integer\"}," JOB_STATE "}}" },
 
   { "job_stdin", "Write to a job's stdin",
-    "Write data to a running background job's standard input; eof: true closes it.",
+    "Write data to a running background job's standard input; eof: true closes it. On a "
+    "terminal (exec with pty) data is typed: \"\\r\" is Enter, \"\\u0003\" Ctrl-C, "
+    "\"\\u001b\" Escape; eof types Ctrl-D and the terminal stays open.",
     "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"session\",\"job\",\"data\"],"
     "\"properties\":{" SESSION "," JOB ",\"data\":{\"type\":\"string\"},\"eof\":{\"type\":"
     "\"boolean\"}}}",
     "{\"type\":\"object\",\"required\":[\"job\",\"bytes\",\"eof\"],\"properties\":{\"job\":{\"type\":"
     "\"integer\"},\"bytes\":{\"type\":\"integer\"},\"eof\":{\"type\":\"boolean\"}}}" },
+
+  { "job_resize", "Resize a job's terminal",
+    "Change the window size of a job that runs on a terminal (exec with pty); its programs "
+    "get SIGWINCH, and a full-screen one redraws at the new size.",
+    "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"session\",\"job\",\"rows\","
+    "\"cols\"],\"properties\":{" SESSION "," JOB ",\"rows\":" PTY_SIDE ","
+    "\"cols\":" PTY_SIDE "}}",
+    "{\"type\":\"object\",\"required\":[\"job\",\"rows\",\"cols\"],\"properties\":{\"job\":{\"type\":"
+    "\"integer\"},\"rows\":{\"type\":\"integer\"},\"cols\":{\"type\":\"integer\"}}}" },
 
   { "job_kill", "Stop a job",
     "Stop a job (SIGTERM to all of its processes, SIGKILL 2 s later) and report how it ended.",

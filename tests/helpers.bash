@@ -11,6 +11,8 @@
 #   HOSTILE        airlock-hostile (runs outside the sandbox)
 #   SESSION_DRIVER airlock-session-driver (one local session, see its source)
 #   PTY_CLIENT     tests/pty_client.py (a person at a terminal job's keyboard)
+#   TERM_CLIENT    tests/terminal_client.py (a person at a real terminal running
+#                  an airlock command: shell, attach)
 #   AIRLOCK_SUPERVISOR the installed airlock-supervisor
 #   HELPER_CONF    the helper.conf path compiled into this build
 #   T              the private test prefix (root-owned, 0755)

@@ -64,7 +64,7 @@ scenario () {
   scenario initialize
 }
 
-@test "mcp: the nine tools, every input and output schema compiles with Ajv (draft 2020-12, strict)" {
+@test "mcp: the ten tools, every input and output schema compiles with Ajv (draft 2020-12, strict)" {
   scenario tools
 }
 
@@ -86,6 +86,10 @@ scenario () {
 
 @test "mcp: background jobs: output by offset, stdin with eof, kill" {
   scenario jobs
+}
+
+@test "mcp: a terminal for the agent: exec with pty, typing with job_stdin, the screen with job_output, job_resize" {
+  scenario pty
 }
 
 @test "mcp: upload and download, inline and by host path, byte for byte" {
@@ -119,7 +123,7 @@ scenario () {
   printf '%s\n' "$output" | grep -qx "ok raw"
 }
 
-@test "mcp: the MCP Inspector's CLI lists the nine tools and calls one" {
+@test "mcp: the MCP Inspector's CLI lists the ten tools and calls one" {
   [ -x "$MCP_INSPECTOR/node_modules/.bin/mcp-inspector" ] || {
     echo "the MCP Inspector is not installed in $MCP_INSPECTOR: \`make mcp-inspector\`" >&2
     return 1
@@ -136,7 +140,7 @@ scenario () {
   [ -z "$(printf '%s\n' "$stderr" | grep -E '[1-9][0-9]* (error|warning)')" ]
   printf '%s\n' "$output" | python3 -c 'import json, sys
 names = sorted(x["name"] for x in json.load(sys.stdin)["tools"])
-assert names == sorted("open_session close_session list_sessions exec job_output job_stdin job_kill upload download".split()), names'
+assert names == sorted("open_session close_session list_sessions exec job_output job_stdin job_resize job_kill upload download".split()), names'
   run --separate-stderr env HOME="$home" timeout -k 5 120 "$MCP_INSPECTOR/node_modules/.bin/mcp-inspector" --cli \
     --method tools/call --tool-name list_sessions -- "${MCP_CMD[@]}" mcp
   echo "$output"

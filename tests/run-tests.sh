@@ -29,7 +29,7 @@ ROOT=$(pwd)
 BUILDDIR=${BUILDDIR:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 MODES=${MODES:-unprivileged setuid caps}
-SUITES=${SUITES:-sandbox run limits hostile protect session sessions pty files spool hygiene lifecycle api doctest policy install standin network}
+SUITES=${SUITES:-sandbox run limits hostile protect session sessions pty pty_attach files spool hygiene lifecycle api doctest policy install standin network}
 ASAN_SUITES=${ASAN_SUITES:-sandbox run hostile protect session sessions pty files spool hygiene lifecycle api policy network}
 # Suites that do not depend on the privilege mode: in the first mode only.
 ONE_MODE_SUITES=${ONE_MODE_SUITES-cache mcp}
@@ -139,6 +139,7 @@ prepare_stream () { # T, test user, other user
   install -m 0755 "$BUILDDIR/airlock-modal-managed-driver" "$T/airlock-modal-managed-driver"
   install -m 0755 tests/spool_client.py "$T/spool_client.py"
   install -m 0755 tests/pty_client.py "$T/pty_client.py"
+  install -m 0755 tests/terminal_client.py "$T/terminal_client.py"
   chown -R "$TEST_USER" "$WORK"
   # The Apptainer stand-in (tests/doubles/README.md), where the test user
   # can run it: `apptainer` and its `singularity` symlink.
@@ -162,7 +163,7 @@ prepare_stream () { # T, test user, other user
 
   export PROBE="$WORK/.tools/airlock-probe" HOSTILE="$T/airlock-hostile"
   export SESSION_DRIVER="$T/airlock-session-driver" SPOOL_CLIENT="$T/spool_client.py"
-  export PTY_CLIENT="$T/pty_client.py"
+  export PTY_CLIENT="$T/pty_client.py" TERM_CLIENT="$T/terminal_client.py"
   export DAYTONA_DRIVER="$T/airlock-daytona-driver" MODAL_MANAGED_DRIVER="$T/airlock-modal-managed-driver"
   export HELPER_CONF="$T/etc/airlock/helper.conf"
 }

@@ -23,7 +23,7 @@ import path from 'node:path';
 const AIRLOCK = JSON.parse(process.env.MCP_AIRLOCK);
 const WORKDIR = process.env.MCP_WORKDIR;
 const TOOLS = ['open_session', 'close_session', 'list_sessions', 'exec', 'job_output',
-  'job_stdin', 'job_kill', 'upload', 'download'];
+  'job_stdin', 'job_resize', 'job_kill', 'upload', 'download'];
 
 function check(cond, what, got) {
   if (!cond) throw new Error(`${what}${got === undefined ? '' : `; got ${JSON.stringify(got)}`}`);
@@ -127,13 +127,14 @@ const scenarios = {
     const c = await connect();
     const { tools } = await c.listTools();
     check(JSON.stringify(tools.map((t) => t.name).sort()) === JSON.stringify([...TOOLS].sort()),
-      'the nine tools', tools.map((t) => t.name));
+      'the ten tools', tools.map((t) => t.name));
     const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true });
     addFormats(ajv);
     const required = {
       open_session: ['session'], close_session: ['session'], list_sessions: [],
       exec: ['command', 'session'], job_output: ['job', 'session'],
       job_stdin: ['data', 'job', 'session'], job_kill: ['job', 'session'],
+      job_resize: ['cols', 'job', 'rows', 'session'],
       upload: ['path', 'session'], download: ['path', 'session'],
     };
     for (const t of tools) {
@@ -323,6 +324,58 @@ const scenarios = {
     await c.close();
   },
 
+  // A terminal for the agent: exec with pty, then typing (job_stdin),
+  // reading the screen (job_output) and resizing (job_resize).
+  async pty() {
+    const c = await connect();
+    const { session } = await openSession(c);
+    const fg = await ok(c, 'exec', { session, command: 'tty; stty size; echo "$TERM"',
+      pty: { rows: 30, cols: 100, term: 'vt100' } });
+    check(/^\/dev\/pts\/\d+\r\n30 100\r\nvt100\r\n$/.test(fg.stdout) && fg.stderr === '' &&
+      fg.exit_code === 0, 'a terminal of the size and TERM asked', fg);
+    const plain = await ok(c, 'exec', { session, command: 'tty' });
+    check(plain.stdout === 'not a tty\n', 'without pty, none', plain);
+    for (const pty of [{ rows: 24, colour: 1 }, { rows: 0 }, { cols: 1001 }, true]) {
+      await fails(c, 'exec', { session, command: 'true', pty }, 'bad_arguments');
+    }
+    await fails(c, 'exec', { session, command: 'true', pty: { term: '../x' } }, 'bad_request');
+
+    const bg = await ok(c, 'exec', { session, background: true, pty: {},
+      command: 'stty size; while read l; do echo "got:$l"; [ "$l" = size ] && stty size; done; exit 5' });
+    check(bg.background === true && Number.isInteger(bg.job), 'a background job on a terminal', bg);
+    // The screen so far, read on until want shows up (or 20 s).
+    let screen = '', offset = 0;
+    const until = async (want) => {
+      for (let i = 0; i < 100 && !want.test(screen); i++) {
+        const o = await ok(c, 'job_output', { session, job: bg.job, offset });
+        screen += o.data;
+        offset = o.next_offset;
+        if (!want.test(screen)) await sleep(200);
+      }
+      check(want.test(screen), `the screen shows ${want}`, screen);
+    };
+    await until(/^24 80\r\n/);
+    const w = await ok(c, 'job_stdin', { session, job: bg.job, data: 'hello\r' });
+    check(w.bytes === 6 && w.eof === false, 'typed', w);
+    await until(/hello\r\ngot:hello\r\n/); // the terminal echoes, then the program answers
+    const r = await ok(c, 'job_resize', { session, job: bg.job, rows: 40, cols: 120 });
+    check(r.job === bg.job && r.rows === 40 && r.cols === 120, 'job_resize', r);
+    await ok(c, 'job_stdin', { session, job: bg.job, data: 'size\r' });
+    await until(/got:size\r\n40 120\r\n/);
+    await fails(c, 'job_resize', { session, job: bg.job, rows: 10 }, 'bad_arguments');
+    await fails(c, 'job_resize', { session, job: bg.job, rows: 10, cols: 10, x: 1 }, 'bad_arguments');
+    // eof on a terminal is a typed ^D: read ends, the job with it.
+    await ok(c, 'job_stdin', { session, job: bg.job, data: '', eof: true });
+    const end = await ok(c, 'job_output', { session, job: bg.job, offset, wait: 20 });
+    check(end.state === 'exited' && end.exit_code === 5, 'the job ended at ^D', end);
+    // A job without a terminal cannot be resized.
+    const sl = await ok(c, 'exec', { session, background: true, command: 'sleep 5' });
+    await fails(c, 'job_resize', { session, job: sl.job, rows: 10, cols: 10 }, 'bad_request');
+    await ok(c, 'job_kill', { session, job: sl.job });
+    await c.close();
+    check(c.errors.length === 0, 'no protocol errors', c.errors);
+  },
+
   async files() {
     const c = await connect();
     const { session, workdir } = await openSession(c);
@@ -432,6 +485,7 @@ const scenarios = {
     const text = await fails(b, 'exec', { session, command: 'true' }, 'not_owner');
     check(text.includes(`"${session}"`), 'the message names the session', text);
     for (const [tool, args] of [['close_session', {}], ['job_output', { job: 1 }], ['job_kill', { job: 1 }],
+      ['job_resize', { job: 1, rows: 10, cols: 10 }],
       ['job_stdin', { job: 1, data: 'x' }], ['upload', { path: 'x', data: 'aGkK' }], ['download', { path: 'x' }]]) {
       await fails(b, tool, { session, ...args }, 'not_owner');
     }
@@ -524,7 +578,7 @@ const scenarios = {
   },
 
   // docs/mcp.md's client configurations: MCP_ARGS (JSON) are the args
-  // after "airlock"; it initializes and lists the nine tools.
+  // after "airlock"; it initializes and lists the ten tools.
   async config() {
     const args = JSON.parse(process.env.MCP_ARGS);
     check(args[0] === 'mcp', 'the args start with mcp', args);

@@ -156,7 +156,7 @@ r = s.ask({"jsonrpc": "2.0", "id": 40, "method": "tools/call",
 expect(r["result"]["content"][0]["text"].startswith("no_session: "), "a daemon error keeps its code", r)
 
 r = s.ask({"jsonrpc": "2.0", "id": 41, "method": "tools/list"})
-expect(len(r["result"]["tools"]) == 9, "tools/list", r)
+expect(len(r["result"]["tools"]) == 10, "tools/list", r)
 # Responses to requests it never sent are ignored.
 s.send({"jsonrpc": "2.0", "id": 999, "result": {}})
 s.alive("a stray response")
