@@ -25,7 +25,9 @@ static const char attach_usage[]
       "stops following).  The exit status is the job's when it ends, 0 after a\n"
       "detach.\n";
 
-/* Whether job of session runs on a terminal; -1 after an error answer. */
+/* Whether job of session runs on a terminal: 1 yes, 0 no, 2 not among
+ * its running or kept background jobs (a foreground one, or none: the
+ * attach op says which); -1 after an error answer. */
 static int
 job_on_terminal (struct daemon_conn *c, const char *session, int job)
 {
@@ -39,7 +41,7 @@ job_on_terminal (struct daemon_conn *c, const char *session, int job)
       cJSON_Delete (r);
       return -1;
     }
-  int pty = 0;
+  int pty = 2;
   const cJSON *j;
   cJSON_ArrayForEach (j, cJSON_GetObjectItem (r, "jobs"))
     {
@@ -77,11 +79,11 @@ attach_command (int argc, char **argv)
   if (pty == 0)
     fprintf (stderr, "airlock attach: job %ld does not run on a terminal (it was not "
              "started with --pty): following its output only; Ctrl-C stops following\n", job);
-  else if (pty > 0 && isatty (0))
+  else if (pty == 1 && isatty (0))
     fprintf (stderr, "airlock attach: job %ld of session %s; " PTY_RELAY_DETACH_NAME
              " detaches\r\n", job, session);
   if (pty >= 0)
-    rc = pty_relay_attach (&c, session, (int) job, pty > 0);
+    rc = pty_relay_attach (&c, session, (int) job, pty == 1);
   free (c.line);
   close (c.fd);
   return rc < 0 ? 1 : rc;

@@ -123,6 +123,7 @@ start_echo_job () {
   run al attach p 999
   [ "$status" -eq 1 ]
   [[ "$output" == *"no job 999"* ]]
+  [[ "$output" != *"does not run on a terminal"* ]]
   run al attach p x
   [ "$status" -eq 2 ]
   [[ "$output" == *"JOB 'x'"* ]]
