@@ -94,6 +94,40 @@ open_line () { echo '{"id":1,"op":"open","session":"p","workdir":"'"$WORK"'"}'; 
   [[ "$output" == *'"id":3,"ok":false,"error":{"code":"bad_request","message":"job 2 does not run on a terminal'* ]]
 }
 
+@test "pty: a full-screen program hears the resize (SIGWINCH) and reads the new size" {
+  # What a curses program does, with what every test sandbox has: the
+  # size from the terminal (stty size: TIOCGWINSZ), again on SIGWINCH.
+  # read -t: the trap runs between reads, however bash's read treats it.
+  run typist 'trap "echo winch \$(stty size)" WINCH; echo start $(stty size); until read -r -t 0.2 x; do :; done; echo bye' \
+    'expect:start 24 80\r\n' 'resize:40:120' 'expect:winch 40 120\r\n' 'resize:9:33' \
+    'expect:winch 9 33\r\n' 'type:\n' 'expect:bye\r\n' wait
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"exit 0 exited"* ]]
+}
+
+@test "pty: a python3 curses program redraws at the new size after a resize" {
+  needs_in_sandbox python3
+  # curses.wrapper: the terminal's own size at start, KEY_RESIZE (ncurses'
+  # SIGWINCH handler) after the resize op, then the new size; q ends it.
+  prog='import curses
+def main(w):
+    y, x = w.getmaxyx()
+    w.addstr(0, 0, "size %d %d" % (y, x)); w.refresh()
+    while w.getch() != curses.KEY_RESIZE:
+        pass
+    y, x = w.getmaxyx()
+    w.addstr(1, 0, "now %d %d" % (y, x)); w.refresh()
+    while w.getch() != ord("q"):
+        pass
+curses.wrapper(main)'
+  run typist "python3 -c '$prog'" 'expect:size 24 80' pause:0.5 'resize:30:100' \
+    'expect:now 30 100' 'type:q' wait
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"exit 0 exited"* ]]
+}
+
 @test "pty: bash -i through the API; Ctrl-C stops the foreground program, not the shell" {
   run typist 'bash --norc -i' 'expect:\$ $' "type:echo h''i\n" 'expect:hi\r\n' \
     "type:sleep $marker.1\\n" pause:1 'type:\x03' 'expect:\$ $' "type:echo al''ive\n" \
@@ -167,8 +201,9 @@ open_line () { echo '{"id":1,"op":"open","session":"p","workdir":"'"$WORK"'"}'; 
 }
 
 @test "pty: a shell on a terminal needs approval where the session reaches the host" {
-  only_backend local
-  # A local session's workspace is the host's: the whole gate applies.
+  only_backend local docker
+  # A local session's workspace is the host's, and so is a docker session's
+  # whose workdir is mounted (as run-tests.sh runs them): the whole gate.
   run api "$(open_line)" \
     '{"id":2,"op":"exec","session":"p","command":"bash -i","pty":{},"approval":"deny","stdin":"exit\n"}' \
     '{"id":3,"op":"exec","session":"p","command":"tty","pty":{},"approval":"deny"}' \
@@ -177,4 +212,52 @@ open_line () { echo '{"id":1,"op":"open","session":"p","workdir":"'"$WORK"'"}'; 
   [[ "${lines[1]}" == *'"id":2,"ok":false,"error":{"code":"denied"'*'interactive shell or interpreter on a terminal'*'(terminal-interpreter)'* ]]
   [[ "$output" == *'"id":3,"ok":true,"event":"result","exit_code":0'* ]]
   [[ "$output" == *'"id":4,"ok":true,"event":"result","exit_code":0'* ]]
+  [ "$BACKEND" = docker ] || return 0
+  # A container without the host's workdir (not mounted: it starts in /)
+  # is the isolated floor: a shell on its terminal runs without asking.
+  stop_daemon
+  EXTRA_ENV+=" AIRLOCK_DOCKER_MOUNT_WORKDIR=false"
+  run api '{"id":1,"op":"open","session":"iso","workdir":"'"$WORK"'"}' \
+    '{"id":2,"op":"exec","session":"iso","command":"bash --norc -i","pty":{},"approval":"deny","stdin":"echo in\"\"side\nexit\n"}'
+  echo "$output"
+  [ "$(field exit_code)" = 0 ]
+  [[ "$(field stdout)" == *$'inside\r\n'* ]]
+}
+
+@test "pty: the container killed under a terminal job: the job ends with an error that says so, and the next one runs" {
+  only_backend docker
+  api "$(open_line)" '{"id":2,"op":"exec","session":"p","command":"echo started; sleep '$marker'.1","pty":{}}' \
+    > "$RUNDIR/result" 2>&1 3>&- &
+  for i in $(seq 150); do pgrep -f "^sleep $marker\\.1" >/dev/null && break; sleep 0.1; done
+  c=$(/usr/bin/docker ps -q --filter "label=airlock.owner=$RUNDIR/airlock" --filter "label=airlock.session=p")
+  [ -n "$c" ]
+  /usr/bin/docker kill "$c" >/dev/null
+  for i in $(seq 300); do grep -q '"id":2,"ok":' "$RUNDIR/result" && break; sleep 0.1; done
+  output=$(cat "$RUNDIR/result")
+  echo "$output"
+  [[ "$output" == *'"id":2,"ok":'*"stopped container"*"someone stopped the container"* ]]
+  gone "^sleep $marker\\." 5
+  # The next terminal job runs in a new container, and says why.
+  run api '{"id":3,"op":"exec","session":"p","command":"tty","pty":{}}'
+  echo "$output"
+  [[ "$(field stdout)" == /dev/pts/* ]]
+  [[ "$(field stderr)" == *"had stopped"*"a new one was created"* ]]
+  wait
+}
+
+@test "pty: singularity: a bind of the host's /dev/pts makes a terminal job an error, never the host's terminal" {
+  only_backend singularity
+  cfg="$T/pty-cfg-$BATS_TEST_NUMBER"
+  mkdir -p "$cfg"
+  printf '%s\n' '{"singularity": {"binds": ["/dev/pts:/hostpts:ro"]}}' > "$cfg/config.json"
+  chmod 0755 "$cfg"
+  chmod 0644 "$cfg/config.json"
+  EXTRA_ENV+=" AIRLOCK_CONFIG=$cfg/config.json"
+  run api "$(open_line)" \
+    '{"id":2,"op":"exec","session":"p","command":"tty","pty":{}}' \
+    '{"id":3,"op":"exec","session":"p","command":"echo piped"}'
+  echo "$output"
+  rm -rf "$cfg"
+  [[ "${lines[1]}" == *'"id":2,"ok":false'*"singularity.binds /dev/pts:/hostpts:ro puts the host's /dev/pts in the instance"* ]]
+  [ "$(field stdout)" = piped ]
 }
