@@ -553,6 +553,19 @@ docker_write_stdin (struct backend_session *s, uint32_t job, const void *data,
   return sup_client_write_stdin (&s->sup, job, data, n, eof);
 }
 
+/* A terminal job's window size.  The supervisor opened its terminal in
+ * the container's own devpts instance (runc mounts a new one at /dev/pts
+ * in every container, ptmxmode 0666, so any uid opens /dev/pts/ptmx), and
+ * our seccomp profile leaves every terminal ioctl but TIOCSTI and
+ * TIOCLINUX (docker_seccomp.c). */
+static int
+docker_resize (struct backend_session *s, uint32_t job, unsigned rows, unsigned cols)
+{
+  if (s->sup.fd < 0)
+    return -ESRCH;
+  return sup_client_resize (&s->sup, job, rows, cols);
+}
+
 static int
 docker_signal (struct backend_session *s, uint32_t job, int sig)
 {
@@ -737,6 +750,7 @@ static const struct backend_ops docker_ops = {
   .signal = docker_signal,
   .spawn = docker_spawn,
   .write_stdin = docker_write_stdin,
+  .resize = docker_resize,
   .event_fd = docker_event_fd,
   .next_event = docker_next_event,
   .health = docker_health,

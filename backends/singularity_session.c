@@ -91,6 +91,9 @@ struct backend_session {
   char *lost_why;
   bool host_filesystem, host_network;
   char *reasons, *warning;
+  /* A singularity.binds entry that brings the host's /dev or /dev/pts
+   * into the instance (its terminals would be the host's), or NULL. */
+  char *host_terminals;
   int oom_fd;
 };
 
@@ -572,6 +575,13 @@ add_bind (struct backend_session *s, const struct singularity_session_options *o
     }
   l->b = b;
   b[l->n++] = (struct sg_bind){ .src = real, .dst = d, .read_only = ro };
+  /* Apptainer binds a source under /dev at its own path whatever DEST
+   * says, and a source of /dev itself replaces the instance's minimal
+   * /dev with the host's. */
+  if (spec && !s->host_terminals
+      && (!strcmp (real, "/dev") || protected_path_contains ("/dev/pts", real)
+          || !strcmp (dst, "/dev") || protected_path_contains ("/dev/pts", dst)))
+    s->host_terminals = strdup (spec);
   if (!ro)
     {
       s->host_filesystem = true;
@@ -907,7 +917,27 @@ sg_spawn (struct backend_session *s, const struct backend_spawn *sp, char **err)
       *err = xprintf ("%s", s->lost_why);
       return -1;
     }
+  if (sp->pty && s->host_terminals)
+    {
+      *err = xprintf ("singularity.binds %s puts the host's /dev/pts in the "
+                      "instance, so a terminal there would be one of the host's: "
+                      "remove that bind, or run the command without pty",
+                      s->host_terminals);
+      return -1;
+    }
   return sup_client_spawn (&s->sup, sp, err);
+}
+
+/* A terminal job's window size.  The supervisor opened its terminal in
+ * the instance's own devpts: --containall gives the instance a minimal
+ * /dev, where Apptainer mounts a new devpts instance (apptainer.conf's
+ * "mount devpts", yes by default) or none at all (then /dev/ptmx is
+ * missing and the exec fails, saying so); a bind of the host's /dev is
+ * refused at spawn. */
+static int
+sg_resize (struct backend_session *s, uint32_t job, unsigned rows, unsigned cols)
+{
+  return s->lost ? -ESRCH : sup_client_resize (&s->sup, job, rows, cols);
 }
 
 static int
@@ -1099,6 +1129,7 @@ sg_close (struct backend_session *s)
   sg_argv_free (s->exec_env);
   free (s->config_dir);
   free (s->lost_why);
+  free (s->host_terminals);
   free (s->reasons);
   free (s->warning);
   free (s);
@@ -1109,6 +1140,7 @@ static const struct backend_ops singularity_ops = {
   .signal = sg_signal,
   .spawn = sg_spawn,
   .write_stdin = sg_write_stdin,
+  .resize = sg_resize,
   .event_fd = sg_event_fd,
   .next_event = sg_next_event,
   .health = sg_health,
