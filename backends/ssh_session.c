@@ -1006,13 +1006,26 @@ tty_ended (struct backend_session *s, struct ssh_job *j, int status)
         }
       return false;
     }
-  /* ssh's own failure (255, and its words): the connection.  Else the
-   * remote bash ended, and the run channel brings its exit status. */
+  /* ssh's own failure (255, with its words, or the master gone: a mux
+   * client says nothing then): the connection.  Else the remote bash
+   * ended, and the run channel brings its exit status. */
   const char *e = j->tty_err ? j->tty_err + strspn (j->tty_err, " \r\n") : "";
-  if (status == 255 && *e)
+  bool master_gone = false;
+  if (status == 255 && !*e)
     {
-      char *why = ssh_explain (&s->t, e);
-      char *m = xprintf ("lost its connection (%s)", why ? why : e);
+      char *out = NULL, *eout = NULL, *err = NULL;
+      master_gone = ssh_run (&s->t, "check", false, NULL, 0, 5000, &out, &eout, &err) != 0;
+      free (out);
+      free (eout);
+      free (err);
+    }
+  fprintf (stderr, "airlock: session %s, job %u: its terminal's ssh ended (status %d%s%.200s)\n",
+           s->session, j->id, status, *e ? ": " : "", e);
+  if (status == 255 && (*e || master_gone))
+    {
+      char *why = *e ? ssh_explain (&s->t, e) : NULL;
+      char *m = xprintf ("lost its connection (%s)",
+                         why ? why : *e ? e : "the ssh master connection ended");
       tty_lost (s, j, m ? m : "lost its connection");
       free (m);
       free (why);

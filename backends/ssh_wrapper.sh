@@ -294,7 +294,11 @@ fw() {
         # Nothing of it may run on unaccounted for.
         [ -z "$sp" ] || ks 9 "$sp" "$JN\$"
         rm -rf "$J"
-        printf 'L %s\n' "its remote wrapper (pid $rp) was killed on the remote host before the command ended, so its exit status is lost"
+        if [ -f "$J/pty" ]; then
+          printf 'L %s\n' "its remote terminal ended (hung up: the ssh connection carrying it dropped, or its bash, pid $rp, was killed) before the command did; a terminal cannot be resumed, so the command was killed and its exit status is lost"
+        else
+          printf 'L %s\n' "its remote wrapper (pid $rp) was killed on the remote host before the command ended, so its exit status is lost"
+        fi
         exit 0
       fi
     fi
