@@ -1,21 +1,30 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: MIT
-# Commands on a terminal (exec with "pty", issue 19), local backend: the
-# sandbox's own pseudo-terminal, driven through the JSON-lines API (and
+# Commands on a terminal (exec with "pty", issue 19): the sandbox's own
+# pseudo-terminal, driven through the JSON-lines API (and
 # tests/pty_client.py, a person typing) and `airlock exec --pty`.
+# BACKEND selects the backend (default local), as in sessions.bats; every
+# backend that gives a terminal runs this same file (tests/run-tests.sh).
+# The commands use only what every test sandbox has (bash and the tools of
+# busybox); files are made inside the sandbox, so the host never needs to
+# see its workdir.  Process markers are unique per test: other runs of this
+# file may be under way on the same machine.
 
 load helpers
 
 setup () {
+  BACKEND=${BACKEND:-local}
   RUNDIR="$T/xdg-pty-$BATS_TEST_NUMBER"
   mkdir -p "$RUNDIR"
   chown "$TEST_USER" "$RUNDIR"
   chmod 0700 "$RUNDIR"
-  export EXTRA_ENV="XDG_RUNTIME_DIR=$RUNDIR AIRLOCK_SUPERVISOR=$AIRLOCK_SUPERVISOR AIRLOCK_BACKEND=local AIRLOCK_DAEMON_IDLE_EXIT=30 AIRLOCK=$AIRLOCK"
+  export EXTRA_ENV="XDG_RUNTIME_DIR=$RUNDIR AIRLOCK_SUPERVISOR=$AIRLOCK_SUPERVISOR AIRLOCK_BACKEND=$BACKEND AIRLOCK_DAEMON_IDLE_EXIT=30 AIRLOCK=$AIRLOCK ${BACKEND_ENV:-}"
+  marker=$((RANDOM + 1000))
 }
 
 teardown () {
   stop_daemon
+  ssh_cleanup
 }
 
 al () { as_user timeout -k 5 60 "$AIRLOCK" "$@"; }
@@ -29,6 +38,13 @@ typist () { as_user timeout -k 5 90 python3 "$PTY_CLIENT" "$WORK" "$@"; }
 field () {
   printf '%s\n' "$output" | grep '^{' | tail -n 1 |
     python3 -c 'import json,sys; v=json.load(sys.stdin); [v := v[int(k)] if isinstance(v, list) else v[k] for k in sys.argv[1].split(".")]; print(json.dumps(v) if not isinstance(v, str) else v)' "$1"
+}
+
+# Skip, saying so, where the backend's test sandbox lacks a program (the
+# docker test image is busybox and bash: tests/docker/make-image.sh).
+needs_in_sandbox () {
+  run api "$(open_line)" '{"id":2,"op":"exec","session":"p","command":"command -v '"$1"'"}'
+  [ "$(field exit_code)" = 0 ] || skip "the $BACKEND test sandbox has no $1"
 }
 
 open_line () { echo '{"id":1,"op":"open","session":"p","workdir":"'"$WORK"'"}'; }
@@ -80,12 +96,12 @@ open_line () { echo '{"id":1,"op":"open","session":"p","workdir":"'"$WORK"'"}'; 
 
 @test "pty: bash -i through the API; Ctrl-C stops the foreground program, not the shell" {
   run typist 'bash --norc -i' 'expect:\$ $' "type:echo h''i\n" 'expect:hi\r\n' \
-    'type:sleep 100\n' pause:1 'type:\x03' 'expect:\$ $' "type:echo al''ive\n" \
+    "type:sleep $marker.1\\n" pause:1 'type:\x03' 'expect:\$ $' "type:echo al''ive\n" \
     'expect:alive\r\n' 'type:exit\n' wait
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *"exit 0 exited"* ]]
-  gone 'sleep 100' 3
+  gone "^sleep $marker\\.1" 3
 }
 
 @test "pty: the end of input is a typed ^D: it ends cat, and the shell reads on" {
@@ -98,6 +114,7 @@ open_line () { echo '{"id":1,"op":"open","session":"p","workdir":"'"$WORK"'"}'; 
 }
 
 @test "pty: python3 -i evaluates, and the end of input (^D) ends it" {
+  needs_in_sandbox python3
   run typist 'python3 -i' 'expect:>>> $' 'type:6*7\n' 'expect:42\r\n>>> $' eof wait
   echo "$output"
   [ "$status" -eq 0 ]
@@ -105,31 +122,33 @@ open_line () { echo '{"id":1,"op":"open","session":"p","workdir":"'"$WORK"'"}'; 
 }
 
 @test "pty: binary output through a raw terminal is intact in the spool" {
-  head -c 200000 /dev/urandom > "$WORK/random.bin"
-  chmod 0644 "$WORK/random.bin"
-  # 200,000 random bytes decode to more than the 50,000 characters of a
+  # 200,000 random bytes, made in the sandbox (its sha256 from a job
+  # without a terminal), decode to more than the 50,000 characters of a
   # result: the spill file is the spool, every raw byte.
   run api "$(open_line)" \
-    '{"id":2,"op":"exec","session":"p","command":"stty raw -echo; cat random.bin","pty":{}}'
+    '{"id":2,"op":"exec","session":"p","command":"head -c 200000 /dev/urandom > random.bin && sha256sum < random.bin"}' \
+    '{"id":3,"op":"exec","session":"p","command":"stty raw -echo; cat random.bin; rm random.bin","pty":{}}'
+  echo "$output"
   [ "$(field exit_code)" = 0 ]
+  sum=$(printf '%s\n' "$output" | grep '"id":2' | tail -n 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["stdout"].split()[0])')
   spill=$(field spill_path)
-  cmp "$spill" "$WORK/random.bin"
-  rm -f "$spill" "$WORK/random.bin"
+  [ "$(stat -c %s "$spill")" -eq 200000 ]
+  [ "$(sha256sum < "$spill" | cut -d' ' -f1)" = "$sum" ]
+  rm -f "$spill"
   # Cooked, text passes whole too (ONLCR adds the \r only).
   run api "$(open_line)" \
-    '{"id":2,"op":"exec","session":"p","command":"head -c 30000 /dev/urandom > r; base64 r | tr -d \"\\n\"; echo; sha256sum < r","pty":{}}'
+    '{"id":2,"op":"exec","session":"p","command":"head -c 30000 /dev/urandom > r; base64 r | tr -d \"\\n\"; echo; sha256sum < r; rm r","pty":{}}'
   out=$(field stdout)
   sum=$(printf '%s' "${out%%$'\r\n'*}" | base64 -d | sha256sum)
   [ "${sum%% *}" = "$(printf '%s' "$out" | tail -n 1 | tr -d '\r -')" ]
-  rm -f "$WORK/r"
 }
 
 @test "pty: a terminal job's timeout kills its whole tree" {
   run api "$(open_line)" \
-    '{"id":2,"op":"exec","session":"p","command":"sleep 301 & setsid sleep 302 & sleep 303","timeout":1,"pty":{}}'
+    '{"id":2,"op":"exec","session":"p","command":"sleep '$marker'.1 & setsid sleep '$marker'.2 & sleep '$marker'.3","timeout":1,"pty":{}}'
   [ "$(field cause)" = timed_out ]
   [ "$(field exit_code)" = 124 ]
-  gone 'sleep 30[123]' 5
+  gone "^sleep $marker\\." 5
 }
 
 @test "pty: airlock exec --pty through script(1)" {
@@ -139,7 +158,7 @@ open_line () { echo '{"id":1,"op":"open","session":"p","workdir":"'"$WORK"'"}'; 
   [ "$status" -eq 0 ]
   [[ "$output" =~ /dev/pts/[0-9]+ ]]
   # Without a terminal on stdin: 24x80, input from the pipe.
-  run as_user timeout -k 5 60 sh -c "printf '6*7\n' | $AIRLOCK exec p --pty -- \"python3 -c 'print(eval(input()))'\""
+  run as_user timeout -k 5 60 sh -c "printf '6*7\n' | $AIRLOCK exec p --pty -- 'read -r x; echo \$((x))'"
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *$'6*7\r\n42\r'* ]] # run took the last \n
@@ -148,6 +167,7 @@ open_line () { echo '{"id":1,"op":"open","session":"p","workdir":"'"$WORK"'"}'; 
 }
 
 @test "pty: a shell on a terminal needs approval where the session reaches the host" {
+  only_backend local
   # A local session's workspace is the host's: the whole gate applies.
   run api "$(open_line)" \
     '{"id":2,"op":"exec","session":"p","command":"bash -i","pty":{},"approval":"deny","stdin":"exit\n"}' \
