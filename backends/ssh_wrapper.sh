@@ -317,16 +317,17 @@ pt() {
   mkfifo "$J/m"
   cat "$J/m" > "$J/meta" &
   mc=$!
-  # bash's own notes (Stopped, Killed) are not the command's output.
-  exec 5>&2 2>/dev/null
   KP=$$
   echo $$ > "$J/pid"
   w=
   [ "$T" -gt 0 ] && wd $$
+  set -- env -i AIRLOCK_SSH_JOB="$JN" HOME="$HOME" USER="$USER" LOGNAME="$LOGNAME" SHELL="$SHELL" \
+    sh -c '. "$0/env"; cd "$1" 2>/dev/null || cd /; shift; exec "$@"' "$J" "$CW" "$@"
+  # bash hands the terminal to a job only while its own stderr is that
+  # terminal, so it stays: a command killed by a signal gets bash's
+  # one-line note there ("... Killed  "$@" ..."), as from any shell.
   set -m
-  env -i AIRLOCK_SSH_JOB="$JN" HOME="$HOME" USER="$USER" LOGNAME="$LOGNAME" SHELL="$SHELL" \
-    sh -c '. "$0/env"; cd "$1" 2>/dev/null || cd /; shift; exec "$@"' "$J" "$CW" "$@" \
-    3> "$J/m" 4< "$J/script" 2>&5 5>&-
+  "$@" 3> "$J/m" 4< "$J/script"
   rc=$?
   # ^Z: on the local backends the command leads its session, where the
   # kernel ignores a terminal's stop; here it is continued at once.
