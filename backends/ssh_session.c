@@ -1019,8 +1019,6 @@ tty_ended (struct backend_session *s, struct ssh_job *j, int status)
       free (eout);
       free (err);
     }
-  fprintf (stderr, "airlock: session %s, job %u: its terminal's ssh ended (status %d%s%.200s)\n",
-           s->session, j->id, status, *e ? ": " : "", e);
   if (status == 255 && (*e || master_gone))
     {
       char *why = *e ? ssh_explain (&s->t, e) : NULL;
