@@ -157,12 +157,12 @@ field () {
 }
 
 @test "sessions: exec on a terminal, or not_supported naming the backend (never pipes)" {
-  # Only the local backend gives a terminal yet (tests/pty.bats); every
+  # local and ssh give a terminal (tests/pty.bats runs with each); every
   # other refuses in words, before anything runs.
   run api '{"id":1,"op":"open","session":"s","workdir":"'"$WORK"'"}' \
           '{"id":2,"op":"exec","session":"s","command":"tty","pty":{}}'
   echo "$output"
-  if [ "$BACKEND" = local ]; then
+  if [ "$BACKEND" = local ] || [ "$BACKEND" = ssh ]; then
     [[ "$(field stdout)" == /dev/pts/* ]]
   else
     [[ "${lines[1]}" == *'"id":2,"ok":false,"error":{"code":"not_supported","message":"the '"$BACKEND"' backend cannot run a command on a terminal (pty) yet'* ]]
