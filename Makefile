@@ -88,7 +88,7 @@ SESSION_FLAGS := $(if $(wildcard backends/daytona_session.c),-DHAVE_DAYTONA_SESS
                  $(if $(wildcard backends/modal_managed_session.c),-DHAVE_MODAL_MANAGED)
 BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_session.c backends/supervisor_protocol.c backends/supervisor_client.c \
                 backends/xprintf.c backends/posture.c backends/cgroup_oom.c backends/size_text.c \
-                backends/sif_cache.c backends/http_body.c backends/sh_words.c backends/event_queue.c \
+                backends/sif_cache.c backends/http_body.c backends/sh_words.c backends/event_queue.c backends/terminal_eof.c \
                 backends/grpc_call.c backends/protobuf_wire.c backends/random_id.c $(sort $(wildcard backends/modal*.c)) \
                 $(sort $(wildcard backends/docker*.c)) $(sort $(wildcard backends/daytona*.c)) $(sort $(wildcard backends/ssh*.c)) \
                 $(sort $(wildcard backends/singularity*.c))
@@ -110,7 +110,7 @@ DAEMON_SRCS := $(sort broker/airlock_daemon.c broker/daemon.c broker/api.c broke
                broker/policy_command.c broker/api_cache.c broker/sif_options.c \
                $(COMMON_SRCS) $(BACKEND_SRCS) $(POLICY_SRCS))
 SUPERVISOR_SRCS := backends/supervisor.c backends/supervisor_protocol.c helper/protocol.c \
-                   backends/process_tree.c backends/stdin_feed.c
+                   backends/process_tree.c backends/stdin_feed.c backends/terminal_eof.c
 
 HELPER_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/%.o,$(HELPER_SRCS))
 CLIENT_OBJS := $(patsubst %.c,$(BUILDDIR)/obj/broker-%.o,$(CLIENT_SRCS))
@@ -246,7 +246,7 @@ $(BUILDDIR)/airlock-session-driver: tests/session_driver.c $(DRIVER_SRCS) backen
 	  tests/session_driver.c $(DRIVER_SRCS) backends/egress_client.c helper/protocol.c $(LDHARDEN)
 
 # The ssh backend alone, streaming through a real sshd (tests/ssh-backend.bats).
-SSH_STREAM_SRCS := tests/ssh_stream.c backends/ssh_session.c backends/ssh_transport.c backends/sh_words.c backends/event_queue.c backends/xprintf.c
+SSH_STREAM_SRCS := tests/ssh_stream.c backends/ssh_session.c backends/ssh_transport.c backends/terminal_eof.c backends/sh_words.c backends/event_queue.c backends/xprintf.c
 $(BUILDDIR)/airlock-ssh-stream: $(SSH_STREAM_SRCS) $(BUILDDIR)/gen/ssh_wrapper.h $(wildcard backends/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
 	$(CC) $(BASE_CFLAGS) $(LDFLAGS) -Ibackends -I$(BUILDDIR)/gen -o $@ $(SSH_STREAM_SRCS) $(LDHARDEN)

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -42,6 +43,7 @@
 #include <unistd.h>
 
 #include "event_queue.h"
+#include "terminal_eof.h"
 #include "sh_words.h"
 #include "ssh_wrapper.h"
 #include "xprintf.h"
@@ -58,6 +60,12 @@
 #define STDIN_FRAME (1 << 20)
 #define TX_HIGH (8 << 20)
 #define CLOSE_TIMEOUT_MS 15000
+/* A terminal job: how long its terminal may go on after the command's end
+ * was heard (its last output in flight), and how long the end may take to
+ * be heard after the terminal closed (the follower polls and frames it). */
+#define TTY_DRAIN_MS 5000
+#define TTY_END_WAIT_MS 10000
+#define TTY_IN_MAX (4 << 20)
 
 struct ssh_job {
   uint32_t id;
@@ -89,6 +97,22 @@ struct ssh_job {
   bool rides;                  /* followed by the session's agent */
   struct ssh_job *body_to;     /* the agent's channel: whose body this is */
   bool body_drop;              /* ... nobody's any more: skipped */
+  /* A terminal job (see "terminal jobs" below): its `ssh -tt` client on a
+   * local terminal whose master is ptm. */
+  bool pty, tty_started;
+  unsigned rows, cols;
+  char term[64];
+  struct ssh_proc tty;
+  int ptm;
+  char *tty_in;                /* input the terminal has not taken yet */
+  size_t tty_in_len;
+  bool mid_line;
+  char *tty_err;               /* the -tt client's stderr */
+  size_t tty_err_len;
+  bool have_end;               /* R came while the terminal still talks */
+  int end_status;
+  int tty_status;              /* the -tt client's exit status */
+  long long tty_deadline;      /* 0, or see tty_pump */
   struct ssh_job *next;
 };
 
@@ -138,6 +162,13 @@ master_ref (const char *key, int delta)
     }
   return n;
 }
+
+/* Terminal jobs (defined below, "terminal jobs"). */
+static bool tty_live (const struct ssh_job *j);
+static void tty_open (struct backend_session *s, struct ssh_job *j);
+static void tty_close (struct backend_session *s, struct ssh_job *j, bool kill_it);
+static void tty_flush (struct backend_session *s, struct ssh_job *j);
+static bool tty_pump (struct backend_session *s, struct ssh_job *j);
 
 /* ---- events ---- */
 
@@ -358,9 +389,13 @@ arm_timer (struct backend_session *s)
 {
   long long best = -1;
   for (struct ssh_job *j = s->jobs; j; j = j->next)
-    if (!channel_live (j) && !j->finished && j->retry_at >= 0
-        && (best < 0 || j->retry_at < best))
-      best = j->retry_at;
+    {
+      if (!channel_live (j) && !j->finished && j->retry_at >= 0
+          && (best < 0 || j->retry_at < best))
+        best = j->retry_at;
+      if (j->tty_deadline > 0 && (best < 0 || j->tty_deadline < best))
+        best = j->tty_deadline;
+    }
   struct itimerspec it = { 0 };
   if (best >= 0)
     {
@@ -392,6 +427,13 @@ send_signal (struct backend_session *s, struct ssh_job *j, int sig)
 static int
 resume (struct backend_session *s, struct ssh_job *j, char **err)
 {
+  if (j->pty && !j->tty_started && !j->reported)
+    {
+      /* Only the run channel says when the terminal may open. */
+      report_end (s, j, 0, "the connection dropped before its terminal opened; "
+                  "a terminal cannot be resumed, so the command is not run");
+      j->pending_sig = SIGKILL;
+    }
   char *name = sh_quote (j->name);
   char *vars = name ? xprintf ("M=resume J=%s O1=%llu O2=%llu O3=%llu", name,
                                (unsigned long long) j->off[1],
@@ -420,6 +462,8 @@ forget (struct backend_session *s, struct ssh_job *j)
       s->agent->body_drop = true;
     }
   channel_close (s, j, true);
+  if (j->pty)
+    tty_close (s, j, true);
   for (struct ssh_job **p = &s->jobs; *p; p = &(*p)->next)
     if (*p == j)
       {
@@ -429,14 +473,27 @@ forget (struct backend_session *s, struct ssh_job *j)
   free (j->err_text);
   free (j->fail);
   free (j->why_down);
+  free (j->tty_in);
+  free (j->tty_err);
   free (j);
 }
+
+static void deliver (struct backend_session *s, struct ssh_job *j, int stream,
+                     const char *p, size_t n);
 
 static void
 output (struct backend_session *s, struct ssh_job *j, int stream, const char *p,
         size_t n)
 {
   j->off[stream] += n;
+  deliver (s, j, stream, p, n);
+}
+
+/* Output to the session (no offset: a terminal's is not in a file). */
+static void
+deliver (struct backend_session *s, struct ssh_job *j, int stream, const char *p,
+         size_t n)
+{
   if (j->forgotten || j->reported)
     return;
   struct backend_event ev = { .type = BACKEND_OUTPUT, .job = j->id, .stream = stream,
@@ -482,12 +539,22 @@ frame (struct backend_session *s, struct ssh_job *j, char *h)
           j->pid = (uint32_t) strtoul (arg, NULL, 10);
           struct backend_event ev = { .type = BACKEND_STARTED, .job = j->id, .pid = j->pid };
           event_queue_push (&s->q, &ev, NULL, 0, NULL);
+          if (j->pty)
+            tty_flush (s, j); /* input held until now */
         }
     }
   else if (c == 'R')
     {
       j->ended = true;
-      report_end (s, j, atoi (arg), NULL);
+      if (j->pty && tty_live (j))
+        {
+          /* Said when the terminal's last output is in (tty_pump). */
+          j->have_end = true;
+          j->end_status = atoi (arg);
+          j->tty_deadline = monotonic_ms () + TTY_DRAIN_MS;
+        }
+      else
+        report_end (s, j, atoi (arg), NULL);
       /* delivered: the remote removes the directory */
       if (j->rides)
         tx_printf (s->agent, "A %u\n", j->id);
@@ -499,6 +566,8 @@ frame (struct backend_session *s, struct ssh_job *j, char *h)
       free (j->fail);
       j->fail = strdup (arg);
     }
+  else if (c == 'Y')
+    tty_open (s, j);
 }
 
 /* A frame of the agent: "C JOB ...", for the job it follows. */
@@ -659,9 +728,11 @@ channel_ended (struct backend_session *s, struct ssh_job *j, int status)
   if (j->ended)
     {
       /* Delivered and acknowledged (or the ack is lost with the
-       * connection: the directory then ages out, see docs/ssh.md). */
+       * connection: the directory then ages out, see docs/ssh.md).  A
+       * terminal still talking is forgotten when it ends. */
       j->finished = true;
-      forget (s, j);
+      if (!(j->pty && tty_live (j)))
+        forget (s, j);
       return;
     }
   if (j->fail)
@@ -733,30 +804,12 @@ link_lost (struct backend_session *s, struct ssh_job *j)
   j->retry_at = now + delay;
 }
 
+static void slurp (struct backend_session *s, int *fd, char **text, size_t *len);
+
 static void
 read_err (struct backend_session *s, struct ssh_job *j)
 {
-  char buf[4096];
-  ssize_t n;
-  while (j->ch.err >= 0 && (n = read (j->ch.err, buf, sizeof buf)) != 0)
-    {
-      if (n < 0)
-        {
-          if (errno != EAGAIN && errno != EINTR)
-            ep_del (s, &j->ch.err);
-          return;
-        }
-      if (j->err_len > 65536)
-        continue;
-      char *b = realloc (j->err_text, j->err_len + (size_t) n + 1);
-      if (!b)
-        return;
-      memcpy (b + j->err_len, buf, (size_t) n);
-      j->err_len += (size_t) n;
-      b[j->err_len] = 0;
-      j->err_text = b;
-    }
-  ep_del (s, &j->ch.err); /* its end: no longer readable for nothing */
+  slurp (s, &j->ch.err, &j->err_text, &j->err_len);
 }
 
 /* Whatever the job's channel has now, at most one chunk of output. */
@@ -792,6 +845,241 @@ pump_job (struct backend_session *s, struct ssh_job *j)
     }
 }
 
+/* ---- terminal jobs ----
+ *
+ * The run channel makes the job directory as for any job, with the
+ * terminal file $J/pty (the wrapper again, as M=pty) written from its
+ * stdin beside the script, and says "Y" instead of starting the runner.
+ * Then a second client, `ssh -tt` over the same master, runs
+ * `exec bash DIR/pty` (a path in the remote argv; the script never is):
+ * bash is the remote terminal's session leader, so the job's pid is its
+ * session id and the kill paths, the remote deadline and the sweep are
+ * those of every job (ssh_wrapper.sh, pt).  The run channel follows it as
+ * usual: S, the meta stream, R (the exit status bash writes), A.
+ *
+ * Locally the -tt client leads a session whose controlling terminal is
+ * a pty of ours: its master carries the output (one stream, 1) and the
+ * input, and a TIOCSWINSZ on it signals the client (SIGWINCH), which
+ * sends the window-change request.  A terminal cannot be resumed: when
+ * its client loses the connection, the job is reported lost and killed
+ * remotely (with the run channel's resume if that is down too). */
+
+static bool
+tty_live (const struct ssh_job *j)
+{
+  return j->tty.pid > 0 || j->ptm >= 0;
+}
+
+static void
+tty_want (struct backend_session *s, struct ssh_job *j)
+{
+  if (j->ptm < 0)
+    return;
+  struct epoll_event e = { .events = EPOLLIN | (j->tty_in_len && j->pid ? EPOLLOUT : 0),
+                           .data.fd = j->ptm };
+  epoll_ctl (s->ep, EPOLL_CTL_MOD, j->ptm, &e);
+}
+
+/* Input to the terminal, once the command runs: bytes typed before the
+ * remote side started could meet our terminal before ssh made it raw
+ * (and be echoed here). */
+static void
+tty_flush (struct backend_session *s, struct ssh_job *j)
+{
+  if (j->ptm < 0 || !j->pid)
+    return;
+  size_t done = 0;
+  while (done < j->tty_in_len)
+    {
+      ssize_t w = write (j->ptm, j->tty_in + done, j->tty_in_len - done);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w <= 0)
+        break; /* full (EAGAIN), or the end: the read side says it */
+      done += (size_t) w;
+    }
+  memmove (j->tty_in, j->tty_in + done, j->tty_in_len - done);
+  j->tty_in_len -= done;
+  tty_want (s, j);
+}
+
+static void
+tty_close (struct backend_session *s, struct ssh_job *j, bool kill_it)
+{
+  ep_del (s, &j->ptm);
+  ep_del (s, &j->tty.err);
+  if (j->tty.pidfd >= 0)
+    epoll_ctl (s->ep, EPOLL_CTL_DEL, j->tty.pidfd, NULL);
+  ssh_proc_end (&j->tty, kill_it);
+}
+
+/* The job cannot go on without its terminal: lost, and killed remotely. */
+static void
+tty_lost (struct backend_session *s, struct ssh_job *j, const char *why)
+{
+  char *m = xprintf ("its terminal (ssh -tt) %s; a terminal cannot be resumed, so "
+                     "the command is killed", why);
+  report_end (s, j, 0, m ? m : why);
+  free (m);
+  j->tty_deadline = 0;
+  if (channel_live (j) && j->ch.in >= 0)
+    {
+      send_signal (s, j, SIGKILL);
+      tx_pump (s, j);
+    }
+  else
+    j->pending_sig = SIGKILL; /* with the resume */
+}
+
+static void
+tty_open (struct backend_session *s, struct ssh_job *j)
+{
+  if (!j->pty || j->tty_started || j->reported)
+    return;
+  j->tty_started = true;
+  char *path = xprintf ("%s/%s/pty", s->remote_dir, j->name);
+  char *q = path ? sh_quote (path) : NULL;
+  char *cmd = q ? xprintf ("exec bash %s", q) : NULL;
+  char *err = NULL;
+  if (!cmd)
+    err = xprintf ("out of memory");
+  else if (ssh_spawn_tty (&s->t, cmd, j->term, j->rows, j->cols, &j->tty, &j->ptm, &err) == 0)
+    {
+      ep_add (s, j->ptm, EPOLLIN);
+      ep_add (s, j->tty.err, EPOLLIN);
+      ep_add (s, j->tty.pidfd, EPOLLIN);
+      tty_want (s, j);
+    }
+  if (err)
+    {
+      char *m = xprintf ("could not start: %s", err);
+      tty_lost (s, j, m ? m : err);
+      free (m);
+    }
+  free (err);
+  free (cmd);
+  free (q);
+  free (path);
+}
+
+static void
+slurp (struct backend_session *s, int *fd, char **text, size_t *len)
+{
+  char buf[4096];
+  ssize_t n;
+  while (*fd >= 0 && (n = read (*fd, buf, sizeof buf)) != 0)
+    {
+      if (n < 0)
+        {
+          if (errno != EAGAIN && errno != EINTR)
+            ep_del (s, fd);
+          return;
+        }
+      if (*len > 65536)
+        continue;
+      char *b = realloc (*text, *len + (size_t) n + 1);
+      if (!b)
+        return;
+      memcpy (b + *len, buf, (size_t) n);
+      *len += (size_t) n;
+      b[*len] = 0;
+      *text = b;
+    }
+  ep_del (s, fd); /* its end: no longer readable for nothing */
+}
+
+/* The -tt client ended (its terminal drained): status, its exit status. */
+static bool
+tty_ended (struct backend_session *s, struct ssh_job *j, int status)
+{
+  tty_close (s, j, false);
+  j->tty_deadline = 0;
+  j->tty_status = status;
+  if (j->have_end)
+    report_end (s, j, j->end_status, NULL);
+  if (j->reported)
+    {
+      if (j->finished)
+        {
+          forget (s, j);
+          return true;
+        }
+      return false;
+    }
+  /* ssh's own failure (255, with its words, or the master gone: a mux
+   * client says nothing then): the connection.  Else the remote bash
+   * ended, and the run channel brings its exit status. */
+  const char *e = j->tty_err ? j->tty_err + strspn (j->tty_err, " \r\n") : "";
+  bool master_gone = false;
+  if (status == 255 && !*e)
+    {
+      char *out = NULL, *eout = NULL, *err = NULL;
+      master_gone = ssh_run (&s->t, "check", false, NULL, 0, 5000, &out, &eout, &err) != 0;
+      free (out);
+      free (eout);
+      free (err);
+    }
+  if (status == 255 && (*e || master_gone))
+    {
+      char *why = *e ? ssh_explain (&s->t, e) : NULL;
+      char *m = xprintf ("lost its connection (%s)",
+                         why ? why : *e ? e : "the ssh master connection ended");
+      tty_lost (s, j, m ? m : "lost its connection");
+      free (m);
+      free (why);
+    }
+  else
+    j->tty_deadline = monotonic_ms () + TTY_END_WAIT_MS;
+  return false;
+}
+
+/* The terminal's output, input and end.  true: j is gone. */
+static bool
+tty_pump (struct backend_session *s, struct ssh_job *j)
+{
+  if (j->tty.err >= 0)
+    slurp (s, &j->tty.err, &j->tty_err, &j->tty_err_len);
+  if (j->ptm >= 0)
+    {
+      tty_flush (s, j);
+      static char buf[READ_CHUNK];
+      ssize_t n = read (j->ptm, buf, sizeof buf);
+      if (n > 0)
+        deliver (s, j, 1, buf, (size_t) n);
+      else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+        ep_del (s, &j->ptm); /* EIO: the client and its terminal are gone */
+    }
+  if (j->ptm < 0 && j->tty.pid > 0)
+    {
+      int st = ssh_proc_reap (&j->tty);
+      if (st >= 0)
+        {
+          if (j->tty.err >= 0)
+            slurp (s, &j->tty.err, &j->tty_err, &j->tty_err_len);
+          return tty_ended (s, j, st);
+        }
+    }
+  if (j->tty_deadline > 0 && monotonic_ms () >= j->tty_deadline)
+    {
+      j->tty_deadline = 0;
+      if (tty_live (j))
+        {
+          /* The command ended long ago; something keeps its terminal. */
+          tty_close (s, j, true);
+          return tty_ended (s, j, 0);
+        }
+      if (!j->reported)
+        {
+          char *m = xprintf ("closed (ssh exit status %d%s%.300s) and the command's end "
+                             "was not heard within %d s", j->tty_status, j->tty_err ? ": " : "",
+                             j->tty_err ? j->tty_err : "", TTY_END_WAIT_MS / 1000);
+          tty_lost (s, j, m ? m : "closed");
+          free (m);
+        }
+    }
+  return false;
+}
+
 /* ---- operations ---- */
 
 static struct ssh_job *
@@ -817,7 +1105,17 @@ ssh_op_spawn (struct backend_session *s, const struct backend_spawn *sp, char **
     }
   j->id = sp->job;
   j->ch = (struct ssh_proc){ .pid = -1, .pidfd = -1, .in = -1, .out = -1, .err = -1 };
-  j->stdin_pipe = sp->stdin_pipe;
+  j->tty = j->ch;
+  j->ptm = -1;
+  j->pty = sp->pty != NULL;
+  if (j->pty)
+    {
+      j->rows = sp->pty->rows;
+      j->cols = sp->pty->cols;
+      snprintf (j->term, sizeof j->term, "%s", sp->pty->term ? sp->pty->term : "xterm");
+    }
+  /* A terminal job's input goes to its terminal, not to a stdin pipe. */
+  j->stdin_pipe = sp->stdin_pipe && !j->pty;
   j->grace_ms = sp->grace_ms ? sp->grace_ms : 2000;
   j->retry_at = -1;
   snprintf (j->name, sizeof j->name, "%s-%u", s->token, sp->job);
@@ -830,17 +1128,27 @@ ssh_op_spawn (struct backend_session *s, const struct backend_spawn *sp, char **
   /* The remote deadline a little after ours: ours ends the job (124);
    * the remote one holds when we cannot reach the host. */
   unsigned long long tmo = sp->timeout_ms ? sp->timeout_ms + 1000 : 0;
-  char *vars = env && args && cwd && name
-                   ? xprintf ("M=run J=%s SL=%zu EL=%zu IN=%d T=%llu G=%u CW=%s; set --%s",
-                              name, sp->script ? sp->script_len : 0, strlen (env),
-                              sp->stdin_pipe ? 1 : 0, tmo, j->grace_ms, cwd, args)
+  /* A terminal job's file: the wrapper again, run by bash as M=pty. */
+  char *base = j->pty ? sh_quote (s->remote_dir) : NULL;
+  char *pty_file = base && args && cwd && name
+                       ? xprintf ("B=%s M=pty J=%s T=%llu G=%u CW=%s; set --%s\n%s", base, name,
+                                  tmo, j->grace_ms, cwd, args, SSH_WRAPPER)
+                       : NULL;
+  free (base);
+  char pl[32] = "";
+  if (pty_file)
+    snprintf (pl, sizeof pl, " PL=%zu", strlen (pty_file));
+  char *vars = env && args && cwd && name && (pty_file || !j->pty)
+                   ? xprintf ("M=run J=%s SL=%zu EL=%zu%s IN=%d T=%llu G=%u CW=%s; set --%s",
+                              name, sp->script ? sp->script_len : 0, strlen (env), pl,
+                              j->stdin_pipe ? 1 : 0, tmo, j->grace_ms, cwd, args)
                    : NULL;
   free (name);
   int rc = -1;
   /* Without stdin (nearly every command), the session's agent starts
    * it: no channel, no wrapper to start.  Its line of words must be one
    * line. */
-  bool ride = !sp->stdin_pipe && vars && !strchr (cwd, '\n') && !strchr (args, '\n')
+  bool ride = !sp->stdin_pipe && !j->pty && vars && !strchr (cwd, '\n') && !strchr (args, '\n')
               && agent_start (s, err) == 0;
   free (*err); /* (the command's own channel says it again) */
   *err = NULL;
@@ -878,11 +1186,14 @@ ssh_op_spawn (struct backend_session *s, const struct backend_spawn *sp, char **
       if (sp->script)
         tx_add (j, sp->script, sp->script_len);
       tx_add (j, env, strlen (env));
+      if (pty_file)
+        tx_add (j, pty_file, strlen (pty_file));
       j->next = s->jobs;
       s->jobs = j;
       tx_pump (s, j);
     }
   free (vars);
+  free (pty_file);
   free (env);
   free (args);
   free (cwd);
@@ -894,11 +1205,58 @@ ssh_op_spawn (struct backend_session *s, const struct backend_spawn *sp, char **
   return 0;
 }
 
+/* Input for a terminal job; its end is the terminal's EOF character, as
+ * typed (terminal_eof.h).  It stays open. */
+static int
+tty_input (struct backend_session *s, struct ssh_job *j, const void *data, size_t n,
+           bool eof)
+{
+  if (j->reported || j->ended)
+    return -ESRCH;
+  if (j->tty_started && j->ptm < 0)
+    return -EPIPE;
+  char end[2] = { 4, 4 }; /* ^D, before the terminal exists */
+  bool mid = terminal_mid_line (j->mid_line, data, n);
+  size_t k = !eof ? 0 : j->ptm >= 0 ? terminal_eof (j->ptm, mid, end) : mid ? 2 : 1;
+  if (j->tty_in_len + n + k > TTY_IN_MAX)
+    return -ENOBUFS;
+  char *b = realloc (j->tty_in, j->tty_in_len + n + k + 1);
+  if (!b)
+    return -ENOMEM;
+  memcpy (b + j->tty_in_len, data, n);
+  memcpy (b + j->tty_in_len + n, end, k);
+  j->tty_in = b;
+  j->tty_in_len += n + k;
+  j->mid_line = k ? false : mid;
+  tty_flush (s, j);
+  return 0;
+}
+
+/* The kernel signals the -tt client (SIGWINCH), which sends the
+ * window-change request; before the terminal exists, its first size. */
+static int
+ssh_op_resize (struct backend_session *s, uint32_t job, unsigned rows, unsigned cols)
+{
+  struct ssh_job *j = find_job (s, job);
+  if (!j || j->reported || j->ended)
+    return -ESRCH;
+  if (!j->pty)
+    return -ENOTTY;
+  j->rows = rows;
+  j->cols = cols;
+  struct winsize ws = { .ws_row = (unsigned short) rows, .ws_col = (unsigned short) cols };
+  if (j->ptm >= 0 && ioctl (j->ptm, TIOCSWINSZ, &ws) < 0)
+    return -errno;
+  return 0;
+}
+
 static int
 ssh_op_write_stdin (struct backend_session *s, uint32_t job, const void *data,
                     size_t n, bool eof)
 {
   struct ssh_job *j = find_job (s, job);
+  if (j && j->pty)
+    return tty_input (s, j, data, n, eof);
   if (!j || !j->stdin_pipe || j->stdin_eof || j->reported)
     return -ESRCH;
   if (!channel_live (j) || j->stdin_cut)
@@ -989,6 +1347,8 @@ ssh_op_next_event (struct backend_session *s, struct backend_event *ev, char **e
       for (struct ssh_job *j = s->jobs, *next; j; j = next)
         {
           next = j->next;
+          if (j->pty && tty_pump (s, j))
+            continue;
           if (channel_live (j))
             pump_job (s, j);
           else if (!j->finished && j->retry_at >= 0 && now >= j->retry_at)
@@ -1105,6 +1465,8 @@ ssh_op_close (struct backend_session *s)
   for (struct ssh_job *j = s->jobs; j; j = j->next)
     {
       channel_close (s, j, true);
+      if (j->pty)
+        tty_close (s, j, true);
       n += strlen (j->name) + 1;
     }
   /* Always: the session's finished commands may have left processes. */
@@ -1145,6 +1507,7 @@ static const struct backend_ops ssh_ops = {
   .signal = ssh_op_signal,
   .spawn = ssh_op_spawn,
   .write_stdin = ssh_op_write_stdin,
+  .resize = ssh_op_resize,
   .event_fd = ssh_op_event_fd,
   .next_event = ssh_op_next_event,
   .health = ssh_op_health,

@@ -8,9 +8,11 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <termios.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -88,7 +90,7 @@ ssh_target_name (const struct ssh_target *t)
 /* The argv, its strings malloc'd in *owned (freed by the caller). */
 static char **
 build_argv (const struct ssh_target *t, const char *control, bool verbose,
-            char ***owned)
+            const char *tty_command, char ***owned)
 {
   size_t n_opt = 0;
   for (const char *const *o = t->options; o && *o; o++)
@@ -108,7 +110,7 @@ build_argv (const struct ssh_target *t, const char *control, bool verbose,
   argv[a++] = (char *) (t->program ? t->program : "ssh");
   if (verbose)
     argv[a++] = "-v";
-  argv[a++] = "-T";
+  argv[a++] = tty_command ? "-tt" : "-T";
   argv[a++] = "-o";
   argv[a++] = "BatchMode=yes";
   argv[a++] = "-o";
@@ -161,7 +163,7 @@ build_argv (const struct ssh_target *t, const char *control, bool verbose,
   argv[a++] = "--";
   argv[a++] = (char *) t->host;
   if (!control)
-    argv[a++] = SSH_REMOTE_BOOTSTRAP;
+    argv[a++] = (char *) (tty_command ? tty_command : SSH_REMOTE_BOOTSTRAP);
   argv[a] = NULL;
 #undef OPT
 #undef OWN
@@ -197,7 +199,7 @@ ssh_spawn (const struct ssh_target *t, const char *control, bool verbose,
 {
   *p = (struct ssh_proc){ .pid = -1, .pidfd = -1, .in = -1, .out = -1, .err = -1 };
   char **own = NULL;
-  char **argv = build_argv (t, control, verbose, &own);
+  char **argv = build_argv (t, control, verbose, NULL, &own);
   int in[2] = { -1, -1 }, out[2] = { -1, -1 }, er[2] = { -1, -1 };
   if (!argv || pipe2 (in, O_CLOEXEC) < 0 || pipe2 (out, O_CLOEXEC) < 0
       || pipe2 (er, O_CLOEXEC) < 0)
@@ -254,6 +256,102 @@ fail:
       close_fd (&er[i]);
     }
   free (argv);
+  free_owned (own);
+  return -1;
+}
+
+/* environ with TERM=term instead of its own (malloc'd array). */
+static char **
+env_with_term (const char *term_var)
+{
+  size_t n = 0;
+  while (environ[n])
+    n++;
+  char **e = calloc (n + 2, sizeof *e);
+  if (!e)
+    return NULL;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (strncmp (environ[i], "TERM=", 5))
+      e[k++] = environ[i];
+  e[k++] = (char *) term_var;
+  e[k] = NULL;
+  return e;
+}
+
+int
+ssh_spawn_tty (const struct ssh_target *t, const char *remote_command, const char *term,
+               unsigned rows, unsigned cols, struct ssh_proc *p, int *ptm, char **err)
+{
+  *p = (struct ssh_proc){ .pid = -1, .pidfd = -1, .in = -1, .out = -1, .err = -1 };
+  *ptm = -1;
+  char **own = NULL;
+  char **argv = build_argv (t, NULL, false, remote_command, &own);
+  char *term_var = xprintf ("TERM=%s", term ? term : "xterm");
+  char **envp = term_var ? env_with_term (term_var) : NULL;
+  int er[2] = { -1, -1 }, master = -1, slave = -1;
+  /* The window ssh reports in its pty-req; the terminal's modes (the
+   * kernel's defaults: a cooked, echoing line) are the remote terminal's
+   * first ones, so the slave stays as it is: ssh makes it raw itself. */
+  struct winsize ws = { .ws_row = (unsigned short) rows, .ws_col = (unsigned short) cols };
+  if (!argv || !envp || pipe2 (er, O_CLOEXEC) < 0
+      || (master = posix_openpt (O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0
+      || grantpt (master) < 0 || unlockpt (master) < 0
+      || ioctl (master, TIOCSWINSZ, &ws) < 0
+      || (slave = ioctl (master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0)
+    {
+      *err = xprintf ("cannot make a terminal for ssh: %s",
+                      argv && envp ? strerror (errno) : "out of memory");
+      goto fail;
+    }
+  sigset_t all, old, none;
+  sigfillset (&all);
+  sigemptyset (&none);
+  sigprocmask (SIG_BLOCK, &all, &old);
+  p->pid = fork ();
+  if (p->pid == 0)
+    {
+      /* ssh leads a session whose controlling terminal is the slave: a
+       * TIOCSWINSZ on our master then signals it (SIGWINCH), and it sends
+       * the window-change request. */
+      struct sigaction dfl = { .sa_handler = SIG_DFL };
+      for (int sig = 1; sig < NSIG; sig++)
+        sigaction (sig, &dfl, NULL);
+      sigprocmask (SIG_SETMASK, &none, NULL);
+      if (setsid () < 0 || ioctl (slave, TIOCSCTTY, 0) < 0 || dup2 (slave, 0) < 0
+          || dup2 (slave, 1) < 0 || dup2 (er[1], 2) < 0)
+        _exit (127);
+      execvpe (argv[0], argv, envp);
+      _exit (127);
+    }
+  int fork_errno = errno;
+  sigprocmask (SIG_SETMASK, &old, NULL);
+  if (p->pid < 0)
+    {
+      *err = xprintf ("cannot start ssh: %s", strerror (fork_errno));
+      goto fail;
+    }
+  close (slave);
+  close (er[1]);
+  p->err = er[0];
+  fcntl (p->err, F_SETFL, O_NONBLOCK);
+  fcntl (master, F_SETFL, O_NONBLOCK);
+  *ptm = master;
+  p->pidfd = (int) syscall (SYS_pidfd_open, p->pid, 0);
+  free (argv);
+  free (envp);
+  free (term_var);
+  free_owned (own);
+  return 0;
+fail:
+  p->pid = -1;
+  close_fd (&er[0]);
+  close_fd (&er[1]);
+  close_fd (&master);
+  close_fd (&slave);
+  free (argv);
+  free (envp);
+  free (term_var);
   free_owned (own);
   return -1;
 }

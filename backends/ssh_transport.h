@@ -48,6 +48,14 @@ struct ssh_proc {
  * of identities tried).  0, or -1 with *err. */
 int ssh_spawn (const struct ssh_target *t, const char *control, bool verbose,
                struct ssh_proc *p, char **err);
+/* Start `ssh -tt` over the master running remote_command (a path, never
+ * a script), on a new local terminal of rows x cols with TERM=term: its
+ * stdin and stdout are the terminal, its stderr a pipe (p->err); *ptm is
+ * the terminal's master (non-blocking, close-on-exec), for its output,
+ * its input and its window.  0, or -1 with *err. */
+int ssh_spawn_tty (const struct ssh_target *t, const char *remote_command,
+                   const char *term, unsigned rows, unsigned cols,
+                   struct ssh_proc *p, int *ptm, char **err);
 /* Close what is open; kill (SIGKILL) and reap a process still running. */
 void ssh_proc_end (struct ssh_proc *p, bool kill_it);
 /* Reap an exited ssh: its exit status (255: ssh's own failure), or -1. */

@@ -8,12 +8,13 @@
 #
 # Preamble: M mode (probe run resume close), B base directory of the job
 # directories, J job name (close: the names, space-separated), and for run:
-# SL/EL bytes of script/env that follow, IN 1 when stdin is a pipe, T
+# SL/EL/PL bytes of script/env/terminal file (PL: a terminal job, see pt)
+# that follow, IN 1 when stdin is a pipe, T
 # deadline ms (0 none), G grace ms, CW working directory, "$@" the argv;
 # for resume: O1 O2 O3 the offsets of out, err, meta; probe: WD, TTL.
 #
 # Frames to the local side (stdout): "O STREAM OFFSET LEN\n" + LEN bytes,
-# "S PID\n" started, "R STATUS\n" ended, "H\n" heartbeat, "L WORDS\n" lost,
+# "S PID\n" started, "Y\n" ready for the terminal, "R STATUS\n" ended, "H\n" heartbeat, "L WORDS\n" lost,
 # "E WORDS\n" failed, "P KEY VALUE\n" probe answers.  From the local side
 # (stdin): "D LEN\n" + LEN bytes of stdin, "C\n" end of stdin, "K SIG\n" a
 # signal to the job's session, "T GRACE\n" TERM then KILL after GRACE ms,
@@ -23,6 +24,8 @@ case $B in /*) ;; *) B=$HOME/$B ;; esac
 # Signal $1 to every process of session $2 (the job's pid is its sid; ""
 # none) and to every process whose environment has AIRLOCK_SSH_JOB=$3
 # (its descendants that left the session); $3 ending in "-": a session's.
+# KP: pids spared (a terminal job's bash, which writes its exit status).
+KP=
 ks() {
   if [ -n "$3" ]; then
     for f in $(grep -laz "^AIRLOCK_SSH_JOB=$3" /proc/[0-9]*/environ 2>/dev/null); do
@@ -32,14 +35,15 @@ ks() {
   fi
   if [ -z "$2" ]; then
     :
-  elif command -v pkill >/dev/null 2>&1; then
+  elif [ -z "$KP" ] && command -v pkill >/dev/null 2>&1; then
     pkill -"$1" -s "$2" 2>/dev/null
   else
-    for p in /proc/[0-9]*; do
-      s=$(cat "$p/stat" 2>/dev/null) || continue
+    for q in /proc/[0-9]*; do
+      case " $KP " in *" ${q#/proc/} "*) continue ;; esac
+      s=$(cat "$q/stat" 2>/dev/null) || continue
       s=${s##*) }
       set -- "$1" "$2" $s
-      [ "$6" = "$2" ] && kill -"$1" "${p#/proc/}" 2>/dev/null
+      [ "$6" = "$2" ] && kill -"$1" "${q#/proc/}" 2>/dev/null
     done
   fi
   return 0
@@ -100,7 +104,15 @@ J=$B/$J
 # GRACE ms: by session while the job runs, else, its sid may be reused,
 # only what carries its mark).
 sg() {
-  pid || return 0
+  if ! pid; then
+    # A terminal job whose terminal has not opened yet never starts (pt
+    # takes "go" first): its end is written here.
+    [ -f "$J/pty" ] && mkdir "$J/go" 2>/dev/null \
+      && echo $((128 + ${2:-15})) > "$J/rc.tmp" && mv "$J/rc.tmp" "$J/rc"
+    return 0
+  fi
+  KP=
+  [ -f "$J/pty" ] && KP=$p
   if [ "$1" = K ]; then ks "$2" "$p" "$JN\$"; return 0; fi
   ks 15 "$p" "$JN\$"
   (
@@ -112,6 +124,8 @@ sg() {
 # G ms later, unless it ended.  Its pid in w (a child of ours: reaped).
 wd() {
   (
+    # In a terminal job's session: spared too (bash gives $BASHPID).
+    [ -z "$KP" ] || KP="$KP $BASHPID"
     trap 'kill $s 2>/dev/null; exit 0' TERM
     sleep "$(sec "$T")" & s=$!
     wait $s
@@ -175,6 +189,7 @@ fw() {
     printf 'H\n'
     # The error in a variable: on a full disk a file for it stays empty.
     if ! e=$({ head -c "$SL" > "$J/script" && head -c "$EL" > "$J/env" \
+               && { [ -z "$PL" ] || head -c "$PL" > "$J/pty"; } \
                && : > "$J/out" && : > "$J/err" && : > "$J/meta"; } 2>&1); then
       rm -rf "$J"
       fail "cannot write the job directory $J on the remote host: ${e:-no space left on its disk?}"
@@ -184,8 +199,13 @@ fw() {
     # the channel; the job is a session of its own (pid = sid) so that
     # killing it spares the runner, which then writes the exit status
     # atomically.
-    ( runner "$@" ) < /dev/null > /dev/null 2>&1 &
-    echo $! > "$J/runner"
+    if [ -n "$PL" ]; then
+      # A terminal job: ready for its `ssh -tt` (pt below runs it).
+      printf 'Y\n'
+    else
+      ( runner "$@" ) < /dev/null > /dev/null 2>&1 &
+      echo $! > "$J/runner"
+    fi
   elif [ "$M" = resume ]; then
     [ -d "$J" ] || { printf 'L %s\n' "its job directory $J is gone from the remote host (removed, or the host was reinstalled or its /home wiped)"; exit 0; }
     IN=0
@@ -274,10 +294,52 @@ fw() {
         # Nothing of it may run on unaccounted for.
         [ -z "$sp" ] || ks 9 "$sp" "$JN\$"
         rm -rf "$J"
-        printf 'L %s\n' "its remote wrapper (pid $rp) was killed on the remote host before the command ended, so its exit status is lost"
+        if [ -f "$J/pty" ]; then
+          printf 'L %s\n' "its remote terminal ended (hung up: the ssh connection carrying it dropped, or its bash, pid $rp, was killed) before the command did; a terminal cannot be resumed, so the command was killed and its exit status is lost"
+        else
+          printf 'L %s\n' "its remote wrapper (pid $rp) was killed on the remote host before the command ended, so its exit status is lost"
+        fi
         exit 0
       fi
     fi
   done
 }
-[ "$M" = agent ] || fw "$@"
+# A terminal job (M=pty): the file $J/pty (its preamble and this wrapper),
+# run by bash on the terminal `ssh -tt` gave it, as that terminal's session
+# leader: its pid is the job's session id, so every kill path above holds.
+# bash's job control (set -m) gives the command a foreground group of its
+# own, so ^C reaches it and not bash; ks spares bash (KP), which outlives a
+# killed command to write its exit status as the runner does.
+pt() {
+  # Once only, and never after a kill that came first (sg).
+  mkdir "$J/go" 2>/dev/null || exit 125
+  echo $$ > "$J/runner"
+  mkfifo "$J/m"
+  cat "$J/m" > "$J/meta" &
+  mc=$!
+  KP=$$
+  echo $$ > "$J/pid"
+  w=
+  [ "$T" -gt 0 ] && wd $$
+  set -- env -i AIRLOCK_SSH_JOB="$JN" HOME="$HOME" USER="$USER" LOGNAME="$LOGNAME" SHELL="$SHELL" \
+    sh -c '. "$0/env"; cd "$1" 2>/dev/null || cd /; shift; exec "$@"' "$J" "$CW" "$@"
+  # bash hands the terminal to a job only while its own stderr is that
+  # terminal, so it stays: a command killed by a signal gets bash's
+  # one-line note there ("... Killed  "$@" ..."), as from any shell.
+  set -m
+  "$@" 3> "$J/m" 4< "$J/script"
+  rc=$?
+  # ^Z: on the local backends the command leads its session, where the
+  # kernel ignores a terminal's stop; here it is continued at once.
+  while [ -n "$(jobs -s)" ]; do fg > /dev/null; rc=$?; done
+  set +m
+  wait $mc
+  echo $rc > "$J/rc.tmp" && mv "$J/rc.tmp" "$J/rc"
+  [ -z "$w" ] || kill $w 2>/dev/null
+  exit $rc
+}
+case $M in
+agent) ;;
+pty) pt "$@" ;;
+*) fw "$@" ;;
+esac

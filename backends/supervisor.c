@@ -65,6 +65,7 @@
 
 #include "process_tree.h"
 #include "stdin_feed.h"
+#include "terminal_eof.h"
 #include "supervisor_protocol.h"
 #include "monotonic_ms.h"
 
@@ -397,13 +398,12 @@ push_terminal_input (struct job *j, const uint8_t *data, size_t n, bool eof)
   int rc = stdin_feed_push (&j->in, data, n, false);
   if (rc < 0)
     return rc;
-  if (n)
-    j->mid_line = data[n - 1] != '\n' && data[n - 1] != '\r';
-  struct termios t;
-  if (!eof || tcgetattr (j->pty_fd, &t) < 0 || t.c_cc[VEOF] == _POSIX_VDISABLE)
+  j->mid_line = terminal_mid_line (j->mid_line, data, n);
+  char end[2];
+  size_t k = eof ? terminal_eof (j->pty_fd, j->mid_line, end) : 0;
+  if (!k)
     return 0;
-  char end[2] = { (char) t.c_cc[VEOF], (char) t.c_cc[VEOF] };
-  rc = stdin_feed_push (&j->in, end, j->mid_line ? 2 : 1, false);
+  rc = stdin_feed_push (&j->in, end, k, false);
   j->mid_line = false;
   return rc;
 }

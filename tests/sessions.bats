@@ -157,14 +157,13 @@ field () {
 }
 
 @test "sessions: exec on a terminal, or not_supported naming the backend (never pipes)" {
-  # local, docker and singularity give a terminal (tests/pty.bats runs
-  # with each);
-  # every other refuses in words, before anything runs.
+  # local, docker, singularity and ssh give a terminal (tests/pty.bats
+  # runs with each); every other refuses in words, before anything runs.
   run api '{"id":1,"op":"open","session":"s","workdir":"'"$WORK"'"}' \
           '{"id":2,"op":"exec","session":"s","command":"tty","pty":{}}'
   echo "$output"
   case $BACKEND in
-    local|docker|singularity) [[ "$(field stdout)" == /dev/pts/* ]] ;;
+    local|docker|singularity|ssh) [[ "$(field stdout)" == /dev/pts/* ]] ;;
     *) [[ "${lines[1]}" == *'"id":2,"ok":false,"error":{"code":"not_supported","message":"the '"$BACKEND"' backend cannot run a command on a terminal (pty) yet'* ]] ;;
   esac
 }

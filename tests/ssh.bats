@@ -405,3 +405,84 @@ counter_complete () {
   # short enough for sun_path (108) with ssh's temporary suffix
   [ "${#path}" -le 90 ]
 }
+
+# ---- terminal jobs (exec with "pty"): `ssh -tt` over the master ----
+
+# A person at a terminal job's keyboard (tests/pty_client.py), remotely.
+typist () { EXTRA_ENV="$EXTRA_ENV AIRLOCK=$AIRLOCK" as_user timeout -k 5 90 python3 "$PTY_CLIENT" "$SSH_WORKDIR" "$@"; }
+
+@test "ssh pty: the remote command's stdio is a real remote terminal, at the size and TERM asked" {
+  run api '{"id":1,"op":"open","session":"s"}' \
+    '{"id":2,"op":"exec","session":"s","command":"tty; stty size; echo \"$TERM\"; [ -t 0 ] && [ -t 2 ] && echo all; ps -o tty= -p $$","pty":{"rows":30,"cols":100,"term":"vt100"}}'
+  echo "$output"
+  [ "$(field exit_code)" = 0 ]
+  [[ "$(field stdout)" =~ ^/dev/pts/[0-9]+$'\r\n30 100\r\nvt100\r\nall\r\npts/'[0-9]+$'\r'$ ]]
+  [ "$(field stderr)" = "" ]
+}
+
+@test "ssh pty: a resize reaches the remote program (SIGWINCH, then the new stty size)" {
+  run typist 'trap "echo winch; stty size" WINCH; stty size; until read -t 0.2 x; do :; done; echo done' \
+    'expect:24 80\r\n' 'resize:40:120' 'expect:winch\r\n40 120\r\n' 'type:\n' 'expect:done' wait
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"exit 0 exited"* ]]
+}
+
+@test "ssh pty: bash -i remotely; ^C stops the foreground program only, ^D ends the shell" {
+  run typist 'bash --norc -i' 'expect:\$ $' 'type:sleep '"$marker"'.5\n' pause:1 'type:\x03' \
+    'expect:\$ $' "type:echo al''ive\n" 'expect:alive\r\n' 'expect:\$ $' eof wait
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"exit 0 exited"* ]]
+  remote_gone "^sleep $marker" 5
+}
+
+@test "ssh pty: another user's ps shows no command text of a terminal job" {
+  secret="airlock-ssh-$RANDOM$RANDOM-$$"
+  al session open s
+  run api '{"id":1,"op":"exec","session":"s","background":true,"pty":{},"command":"TOKEN='"$secret"'; sleep '"$marker"'.4; echo ${#TOKEN}"}'
+  for i in $(seq 100); do remote_procs "^sleep $marker\.4" > /dev/null && break; sleep 0.1; done
+  remote_procs "^sleep $marker\.4"
+  # The remote terminal runs a path, its job's file, not the text.
+  pgrep -a -u "$SSH_USER" -f "^bash .*/pty$"
+  run runuser -u "$OTHER_USER" -- ps -eo args
+  [[ "$output" == *"sleep $marker.4"* ]]
+  [[ "$output" != *"$secret"* ]]
+  for f in /proc/[0-9]*/cmdline; do
+    ! tr '\0' ' ' 2>/dev/null < "$f" | grep -qF "$secret" || { echo "in $f: $(tr '\0' ' ' < "$f")"; false; }
+  done
+  ! grep -F "$secret" "$SSHD_LOG" || false
+  al session close s
+  remote_gone "^sleep $marker" 10
+}
+
+@test "ssh pty: a terminal job's timeout kills its whole remote tree" {
+  run api '{"id":1,"op":"open","session":"s"}' \
+    '{"id":2,"op":"exec","session":"s","command":"sleep '"$marker"'.1 & setsid sleep '"$marker"'.2 & sleep '"$marker"'.3","timeout":2,"pty":{}}'
+  echo "$output"
+  [ "$(field cause)" = timed_out ]
+  [ "$(field exit_code)" = 124 ]
+  remote_gone "^sleep $marker" 10
+}
+
+@test "ssh pty: the ControlMaster killed during a terminal job: it ends, saying why, and nothing of it is left remotely" {
+  al session open s
+  run api '{"id":1,"op":"exec","session":"s","background":true,"pty":{},"command":"trap \"\" HUP; sleep '"$marker"'.6 & sleep '"$marker"'.7"}'
+  job=$(field job)
+  [ -n "$job" ]
+  for i in $(seq 100); do remote_procs "^sleep $marker\.7" > /dev/null && break; sleep 0.1; done
+  remote_procs "^sleep $marker\.7"
+  m=$(master_pid)
+  [ -n "$m" ]
+  kill -KILL "$m"
+  start=$(date +%s)
+  run api '{"id":2,"op":"job_wait","session":"s","job":'"$job"',"timeout":40}'
+  echo "$output"
+  [ $(($(date +%s) - start)) -le 40 ]
+  [[ "$output" == *'"cause":"lost"'* ]]
+  [[ "$output" == *terminal* ]]
+  # Killed on the next connection (the run channel's resume), HUP ignored or not.
+  remote_gone "^sleep $marker\." 30
+  run al exec s -- 'echo still usable'
+  [ "$output" = "still usable" ]
+}
