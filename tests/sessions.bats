@@ -157,15 +157,20 @@ field () {
 }
 
 @test "sessions: exec on a terminal, or not_supported naming the backend (never pipes)" {
-  # Only the local backend gives a terminal yet (tests/pty.bats); every
+  # The local and modal backends give a terminal (tests/pty.bats); every
   # other refuses in words, before anything runs.
   run api '{"id":1,"op":"open","session":"s","workdir":"'"$WORK"'"}' \
           '{"id":2,"op":"exec","session":"s","command":"tty","pty":{}}'
   echo "$output"
-  if [ "$BACKEND" = local ]; then
+  if [ "$BACKEND" = local ] || { [ "$BACKEND" = modal ] && [ "${MODAL_MODE:-}" != managed ]; }; then
     [[ "$(field stdout)" == /dev/pts/* ]]
   else
-    [[ "${lines[1]}" == *'"id":2,"ok":false,"error":{"code":"not_supported","message":"the '"$BACKEND"' backend cannot run a command on a terminal (pty) yet'* ]]
+    [[ "${lines[1]}" == *'"id":2,"ok":false,"error":{"code":"not_supported","message":"the '"$BACKEND"' backend cannot run a command on a terminal (pty)'* ]]
+    # ... and says why, where the reason is the remote API's
+    case "$BACKEND/${MODAL_MODE:-}" in
+      daytona/*) [[ "${lines[1]}" == *"only over a WebSocket"* ]] ;;
+      modal/managed) [[ "${lines[1]}" == *"in managed mode the gateway's exec has no terminal"*"modal.mode direct gives one"* ]] ;;
+    esac
   fi
 }
 
