@@ -879,7 +879,8 @@ send_signal (struct backend_session *s, struct md_job *j, int sig)
 }
 
 /* A terminal job's new window: stty on its terminal, from a short exec
- * (Modal has no call for it). */
+ * (Modal has no call for it), waited for: what is typed after a resize
+ * must find the new size. */
 static int
 send_resize (struct backend_session *s, struct md_job *j, unsigned rows, unsigned cols)
 {
@@ -889,7 +890,14 @@ send_resize (struct backend_session *s, struct md_job *j, unsigned rows, unsigne
   snprintf (c, sizeof c, "%u", cols);
   char *args[] = { "sh", "-c", (char *) MODAL_WRAPPER, "airlock-modal", "resize", j->name, r, c,
                    NULL };
-  return exec_start (s, NULL, exec_id, args, 60, false, NULL);
+  int status;
+  if (exec_start (s, NULL, exec_id, args, 60, false, NULL) < 0
+      || exit_status_of (s, j, exec_id, true, &status) < 0)
+    return -1;
+  if (status != 0)
+    fprintf (stderr, "airlock: session %s: resizing job %u's terminal in the Modal sandbox "
+                     "failed (exit %d)\n", s->session, j->id, status);
+  return 0;
 }
 
 /* The next piece of unary work of a job, done: true when there was one. */

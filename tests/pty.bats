@@ -76,6 +76,7 @@ open_line () { echo '{"id":1,"op":"open","session":"p","workdir":"'"$WORK"'"}'; 
 @test "pty: resize reaches the command's terminal; a job without one says so" {
   run typist 'stty size; read x; stty size' 'expect:24 80' 'resize:40:120' 'type:\n' \
     'expect:40 120' wait
+  echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *"exit 0 exited"* ]]
   run api "$(open_line)" \

@@ -165,11 +165,13 @@ field () {
   if [ "$BACKEND" = local ] || { [ "$BACKEND" = modal ] && [ "${MODAL_MODE:-}" != managed ]; }; then
     [[ "$(field stdout)" == /dev/pts/* ]]
   else
-    [[ "${lines[1]}" == *'"id":2,"ok":false,"error":{"code":"not_supported","message":"the '"$BACKEND"' backend cannot run a command on a terminal (pty)'* ]]
+    # (by id: a cloud session's open says its progress first)
+    answer=$(printf '%s\n' "$output" | grep -F '{"id":2,')
+    [[ "$answer" == *'"id":2,"ok":false,"error":{"code":"not_supported","message":"the '"$BACKEND"' backend cannot run a command on a terminal (pty)'* ]]
     # ... and says why, where the reason is the remote API's
     case "$BACKEND/${MODAL_MODE:-}" in
-      daytona/*) [[ "${lines[1]}" == *"only over a WebSocket"* ]] ;;
-      modal/managed) [[ "${lines[1]}" == *"in managed mode the gateway's exec has no terminal"*"modal.mode direct gives one"* ]] ;;
+      daytona/*) [[ "$answer" == *"only over a WebSocket"* ]] ;;
+      modal/managed) [[ "$answer" == *"in managed mode the gateway's exec has no terminal"*"modal.mode direct gives one"* ]] ;;
     esac
   fi
 }
