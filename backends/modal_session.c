@@ -794,9 +794,11 @@ take_report (struct backend_session *s, struct md_job *j)
   char *args[] = { "sh", "-c", (char *) MODAL_WRAPPER, "airlock-modal", "done", j->name, NULL };
   struct collect c = { 0 };
   int status;
-  /* Once: a report that cannot be had is a session state not saved,
-   * which the session layer says; the job's end is not held for it. */
-  if (short_exec (s, j, exec_id, args, NULL, 0, &c, &status) == 1 && status == 0 && !c.over)
+  /* Once, and on a job of its own (no events): a report that cannot be
+   * had is a session state not saved, which the session layer says; the
+   * job's end is neither held nor lost for it. */
+  struct md_job quiet = { .forgotten = true, .reported = true };
+  if (short_exec (s, &quiet, exec_id, args, NULL, 0, &c, &status) == 1 && status == 0 && !c.over)
     output (s, j, 3, c.buf, c.len);
   free (c.buf);
 }
