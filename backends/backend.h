@@ -129,6 +129,9 @@ struct backend_ops {
    * the session layer refuses backend_spawn.pty (never pipes instead). */
   int (*resize) (struct backend_session *s, uint32_t job, unsigned rows,
                  unsigned cols);
+  /* Without resize: why the backend gives no terminal, for the
+   * not_supported answer (NULL: "not yet"). */
+  const char *no_pty_why;
   /* A descriptor that becomes readable when next_event() has something. */
   int (*event_fd) (struct backend_session *s);
   /* 1: *ev filled; 0: nothing yet; -1: the session is lost (*err says why;

@@ -1222,6 +1222,8 @@ static const struct backend_ops daytona_ops = {
   .signal = dt_signal,
   .spawn = dt_spawn,
   .write_stdin = dt_write_stdin,
+  .no_pty_why = "Daytona's toolbox API gives a terminal (its PTY sessions) only over a "
+                "WebSocket, which airlock's HTTP client (libcurl without ws) cannot speak",
   .event_fd = dt_event_fd,
   .next_event = dt_next_event,
   .health = dt_health,

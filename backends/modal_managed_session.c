@@ -1522,6 +1522,9 @@ static const struct backend_ops modal_managed_backend_ops = {
   .signal = mm_signal,
   .spawn = mm_spawn,
   .write_stdin = mm_write_stdin,
+  .no_pty_why = "in managed mode the gateway's exec has no terminal (it takes a command's "
+                "input whole at the start and gives its output as polled text); modal.mode "
+                "direct gives one",
   .event_fd = mm_event_fd,
   .next_event = mm_next_event,
   .health = mm_health,

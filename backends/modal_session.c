@@ -15,6 +15,15 @@
  * (the command's fd 3) comes at the end of stderr behind a marker of the
  * job's; the exit status from TaskExecWait.
  *
+ * A command on a terminal (backend_spawn.pty) runs on one Modal allocates
+ * for the exec (TaskExecStartRequest.pty_info): its output is one stream,
+ * its input typed.  Nothing secret may pass through a terminal (it
+ * echoes), so the script and environment go first by a short exec of
+ * their own (the wrapper's "prep"), and the state report comes after the
+ * end by another ("done").  Modal has no call that changes an exec's
+ * window: a resize is a short exec of stty on the job's terminal (the
+ * kernel tells its foreground group, SIGWINCH).
+ *
  * The daemon is single-threaded and these calls are not quick: a worker
  * thread per session makes them, the streams of every running command at
  * once in one curl multi handle; the ops only queue work under the lock
@@ -74,6 +83,12 @@ struct md_stream {
 struct md_job {
   struct md_job *next;
   uint32_t id;
+  /* on a terminal: its first window and TERM (pty points at pty_buf) */
+  const struct backend_pty *pty;
+  struct backend_pty pty_buf;
+  char term[40];
+  char prep_id[37];          /* the "prep" exec's id, for retries */
+  bool mid_line;             /* typed input not ended by a newline */
   char name[64];             /* its job directory in the sandbox */
   char exec_id[37];
   char marker[33];
@@ -102,6 +117,7 @@ struct md_job {
   bool in_eof;
   bool stdin_pipe;
   int sig;
+  unsigned want_rows, want_cols; /* a resize to do (0: none) */
   bool forgotten;
   bool reported;
 };
@@ -438,7 +454,8 @@ put_ids (struct pb_enc *e, struct backend_session *s, const char *exec_id)
  * looked at why). */
 static int
 exec_start (struct backend_session *s, struct md_job *j, const char *exec_id,
-            char *const *args, unsigned timeout_secs, bool pipes)
+            char *const *args, unsigned timeout_secs, bool pipes,
+            const struct backend_pty *pty)
 {
   struct pb_enc e = { 0 };
   put_ids (&e, s, exec_id);
@@ -448,6 +465,19 @@ exec_start (struct backend_session *s, struct md_job *j, const char *exec_id,
   pb_put_enum (&e, 5, pipes ? 1 : 0);
   if (timeout_secs)
     pb_put_uint32 (&e, 6, timeout_secs);
+  if (pty)
+    {
+      /* PTYInfo as the official SDK fills it for an exec, with our size
+       * and TERM; a terminal whose input is quiet must live on (8). */
+      size_t m = pb_begin (&e, 9);
+      pb_put_bool (&e, 1, true);
+      pb_put_uint32 (&e, 2, pty->rows);
+      pb_put_uint32 (&e, 3, pty->cols);
+      pb_put_string (&e, 4, pty->term);
+      pb_put_enum (&e, 7, 2); /* PTY_TYPE_SHELL */
+      pb_put_bool (&e, 8, true);
+      pb_end (&e, m);
+    }
   uint8_t *reply = NULL;
   size_t len;
   struct grpc_result res;
@@ -460,23 +490,33 @@ exec_start (struct backend_session *s, struct md_job *j, const char *exec_id,
   return rc;
 }
 
-/* TaskExecStdinWrite of data at the job's stdin offset. */
+/* TaskExecStdinWrite of data at offset off of an exec's stdin. */
 static int
-stdin_write (struct backend_session *s, struct md_job *j, const void *data, size_t n, bool eof)
+stdin_put (struct backend_session *s, const char *exec_id, uint64_t off, const void *data,
+           size_t n, bool eof, struct grpc_result *res)
 {
   struct pb_enc e = { 0 };
-  put_ids (&e, s, j->exec_id);
-  pb_put_uint64 (&e, 3, j->in_off);
+  put_ids (&e, s, exec_id);
+  pb_put_uint64 (&e, 3, off);
   if (n)
     pb_put_bytes (&e, 4, data, n);
   if (eof)
     pb_put_bool (&e, 5, true);
   uint8_t *reply = NULL;
   size_t len;
-  struct grpc_result res;
-  int rc = e.failed ? -1 : router_unary (s, "TaskExecStdinWrite", &e, &reply, &len, &res);
+  *res = (struct grpc_result){ 0 };
+  int rc = e.failed ? -1 : router_unary (s, "TaskExecStdinWrite", &e, &reply, &len, res);
   pb_enc_free (&e);
   free (reply);
+  return rc;
+}
+
+/* TaskExecStdinWrite of data at the job's stdin offset. */
+static int
+stdin_write (struct backend_session *s, struct md_job *j, const void *data, size_t n, bool eof)
+{
+  struct grpc_result res;
+  int rc = stdin_put (s, j->exec_id, j->in_off, data, n, eof, &res);
   if (rc == 0)
     {
       j->in_off += n;
@@ -492,10 +532,11 @@ stdin_write (struct backend_session *s, struct md_job *j, const void *data, size
 /* TaskExecWait (block) or TaskExecPoll: 1 with *status when it ended, 0
  * still running, -1 failed. */
 static int
-exit_status (struct backend_session *s, struct md_job *j, bool wait, int *status)
+exit_status_of (struct backend_session *s, struct md_job *j, const char *exec_id, bool wait,
+                int *status)
 {
   struct pb_enc e = { 0 };
-  put_ids (&e, s, j->exec_id);
+  put_ids (&e, s, exec_id);
   uint8_t *reply = NULL;
   size_t len = 0;
   struct grpc_result res;
@@ -526,6 +567,88 @@ exit_status (struct backend_session *s, struct md_job *j, bool wait, int *status
     }
   free (reply);
   return n < 0 ? -1 : found;
+}
+
+static int
+exit_status (struct backend_session *s, struct md_job *j, bool wait, int *status)
+{
+  return exit_status_of (s, j, j->exec_id, wait, status);
+}
+
+/* ---- short execs of our own, run to their end (the worker waits) ---- */
+
+/* What one prints on stdout, up to a bound. */
+struct collect {
+  char *buf;
+  size_t len;
+  bool over;
+};
+
+#define COLLECT_MAX (16u << 20)
+
+static int
+collect_stdio (void *ctx, const uint8_t *msg, size_t len)
+{
+  struct collect *c = ctx;
+  struct pb_reader r;
+  struct pb_field f;
+  pb_reader_init (&r, msg, len);
+  while (pb_next (&r, &f) > 0)
+    {
+      struct pb_slice d;
+      if (f.number != 1 || pb_read_bytes (&r, &f, &d) < 0 || !d.n)
+        continue;
+      char *b = c->len + d.n <= COLLECT_MAX ? realloc (c->buf, c->len + d.n + 1) : NULL;
+      if (!b)
+        {
+          c->over = true;
+          return 1;
+        }
+      memcpy (b + c->len, d.p, d.n);
+      c->len += d.n;
+      b[c->len] = '\0';
+      c->buf = b;
+    }
+  return 0;
+}
+
+/* Run args with input in (its end after it), its stdout into *out:
+ * 1 with *status, 0 when the router could not be asked (j's clock runs:
+ * try again with the same exec_id, a no-op start), -1 j is lost. */
+static int
+short_exec (struct backend_session *s, struct md_job *j, const char *exec_id, char *const *args,
+            const void *in, size_t in_len, struct collect *out, int *status)
+{
+  if (exec_start (s, j, exec_id, args, 60, true, NULL) < 0)
+    return j->finished ? -1 : 0;
+  struct grpc_result res;
+  int rc = stdin_put (s, exec_id, 0, in, in_len, true, &res);
+  if (rc < 0)
+    call_failed (s, j, &res, "writing to a short command of ours");
+  grpc_result_free (&res);
+  if (rc < 0)
+    return j->finished ? -1 : 0;
+  struct pb_enc e = { 0 };
+  put_ids (&e, s, exec_id);
+  pb_put_uint64 (&e, 3, 0);
+  pb_put_enum (&e, 4, 0);
+  struct grpc_call call = {
+    .base_url = s->router_url, .path = ROUTER "TaskExecStdioRead", .metadata = s->meta,
+    .request = e.buf, .request_len = e.len, .timeout_ms = CALL_MS, .cancel = &s->stop,
+    .on_message = collect_stdio, .ctx = out,
+  };
+  free (out->buf);
+  *out = (struct collect){ 0 };
+  res = (struct grpc_result){ 0 };
+  rc = e.failed ? -1 : grpc_server_stream (s->uc, &call, &res);
+  pb_enc_free (&e);
+  if (rc < 0 && !out->over)
+    call_failed (s, j, &res, "reading a short command of ours");
+  grpc_result_free (&res);
+  if (rc < 0 && !out->over)
+    return j->finished ? -1 : 0;
+  rc = exit_status_of (s, j, exec_id, true, status);
+  return rc == 1 ? 1 : j->finished ? -1 : 0;
 }
 
 /* ---- streams ---- */
@@ -661,6 +784,25 @@ free_job (struct md_job *j)
   free (j);
 }
 
+/* A terminal job's state report, kept in its job directory, and the
+ * directory's removal (the wrapper's "done"). */
+static void
+take_report (struct backend_session *s, struct md_job *j)
+{
+  char exec_id[37];
+  random_uuid (exec_id);
+  char *args[] = { "sh", "-c", (char *) MODAL_WRAPPER, "airlock-modal", "done", j->name, NULL };
+  struct collect c = { 0 };
+  int status;
+  /* Once, and on a job of its own (no events): a report that cannot be
+   * had is a session state not saved, which the session layer says; the
+   * job's end is neither held nor lost for it. */
+  struct md_job quiet = { .forgotten = true, .reported = true };
+  if (short_exec (s, &quiet, exec_id, args, NULL, 0, &c, &status) == 1 && status == 0 && !c.over)
+    output (s, j, 3, c.buf, c.len);
+  free (c.buf);
+}
+
 /* The job's end: its status, after its output. */
 static void
 finish (struct backend_session *s, struct md_job *j, int status)
@@ -668,16 +810,48 @@ finish (struct backend_session *s, struct md_job *j, int status)
   for (int i = 0; i < 2; i++)
     stream_stop (s, &j->out[i]);
   flush_stderr (s, j);
+  if (j->pty && !j->finished)
+    take_report (s, j);
   pthread_mutex_lock (&s->lock);
   j->finished = true;
   report_end (s, j, status, NULL);
   pthread_mutex_unlock (&s->lock);
 }
 
+/* A terminal job's directory, by the wrapper's "prep" (its script and
+ * environment must not pass through the terminal): true when made. */
+static bool
+prepare (struct backend_session *s, struct md_job *j)
+{
+  char *args[] = { "sh", "-c", (char *) MODAL_WRAPPER, "airlock-modal", "prep", j->name, NULL };
+  struct collect c = { 0 };
+  int status;
+  int rc = short_exec (s, j, j->prep_id, args, j->header, j->header_len, &c, &status);
+  if (rc == 1 && status != 0)
+    {
+      while (c.len && c.buf[c.len - 1] == '\n')
+        c.buf[--c.len] = '\0';
+      char *m = xprintf ("preparing the command (exit %d): %s", status,
+                         c.len ? c.buf : "no message");
+      job_lost (s, j, m ? m : "preparing the command failed");
+      free (m);
+    }
+  free (c.buf);
+  if (rc != 1 || status != 0)
+    return false;
+  explicit_bzero (j->header, j->header_len);
+  free (j->header);
+  j->header = NULL;
+  j->header_len = 0;
+  return true;
+}
+
 static void
 start_job (struct backend_session *s, struct md_job *j)
 {
-  if (exec_start (s, j, j->exec_id, j->args, j->timeout_secs, true) < 0)
+  if (j->pty && j->header_len && !prepare (s, j))
+    return; /* lost, or tried again */
+  if (exec_start (s, j, j->exec_id, j->args, j->timeout_secs, true, j->pty) < 0)
     return; /* lost, or tried again */
   reachable (s, j);
   j->started = true;
@@ -686,8 +860,11 @@ start_job (struct backend_session *s, struct md_job *j)
   free (j->args);
   j->args = NULL;
   j->poll_due = monotonic_ms () + EXIT_POLL_MS;
+  /* a terminal's output is one stream: stdout */
+  j->out[1].eof = j->pty != NULL;
   for (int i = 0; i < 2; i++)
-    stream_open (s, &j->out[i]);
+    if (!j->out[i].eof)
+      stream_open (s, &j->out[i]);
 }
 
 /* Kill: a short exec of the wrapper's kill path (Modal's router has no
@@ -700,7 +877,29 @@ send_signal (struct backend_session *s, struct md_job *j, int sig)
   snprintf (num, sizeof num, "%d", sig);
   char *args[] = { "sh", "-c", (char *) MODAL_WRAPPER, "airlock-modal", "kill", j->name, num,
                    NULL };
-  return exec_start (s, NULL, exec_id, args, 60, false);
+  return exec_start (s, NULL, exec_id, args, 60, false, NULL);
+}
+
+/* A terminal job's new window: stty on its terminal, from a short exec
+ * (Modal has no call for it), waited for: what is typed after a resize
+ * must find the new size. */
+static int
+send_resize (struct backend_session *s, struct md_job *j, unsigned rows, unsigned cols)
+{
+  char exec_id[37], r[16], c[16];
+  random_uuid (exec_id);
+  snprintf (r, sizeof r, "%u", rows);
+  snprintf (c, sizeof c, "%u", cols);
+  char *args[] = { "sh", "-c", (char *) MODAL_WRAPPER, "airlock-modal", "resize", j->name, r, c,
+                   NULL };
+  int status;
+  if (exec_start (s, NULL, exec_id, args, 60, false, NULL) < 0
+      || exit_status_of (s, j, exec_id, true, &status) < 0)
+    return -1;
+  if (status != 0)
+    fprintf (stderr, "airlock: session %s: resizing job %u's terminal in the Modal sandbox "
+                     "failed (exit %d)\n", s->session, j->id, status);
+  return 0;
 }
 
 /* The next piece of unary work of a job, done: true when there was one. */
@@ -709,6 +908,13 @@ job_step (struct backend_session *s, struct md_job *j, long long now)
 {
   pthread_mutex_lock (&s->lock);
   int sig = j->sig;
+  unsigned rows = 0, cols = 0;
+  if (j->started)
+    {
+      rows = j->want_rows;
+      cols = j->want_cols;
+      j->want_rows = j->want_cols = 0;
+    }
   bool cancelled = !j->started && (j->forgotten || sig);
   char *in = NULL;
   size_t in_len = 0;
@@ -743,6 +949,17 @@ job_step (struct backend_session *s, struct md_job *j, long long now)
     {
       start_job (s, j);
       return true;
+    }
+  if (rows && send_resize (s, j, rows, cols) < 0)
+    {
+      pthread_mutex_lock (&s->lock);
+      if (!j->want_rows)
+        {
+          /* again, once the router answers */
+          j->want_rows = rows;
+          j->want_cols = cols;
+        }
+      pthread_mutex_unlock (&s->lock);
     }
   if (sig)
     {
@@ -844,7 +1061,7 @@ renew_lease (struct backend_session *s, long long now)
   char exec_id[37];
   random_uuid (exec_id);
   char *args[] = { "touch", MODAL_LEASE_FILE, NULL };
-  if (exec_start (s, NULL, exec_id, args, 30, false) < 0)
+  if (exec_start (s, NULL, exec_id, args, 30, false, NULL) < 0)
     fprintf (stderr, "airlock: session %s: the Modal sandbox's lease was not renewed this "
                      "time\n", s->session);
   s->lease_due = monotonic_ms () + (long long) s->lease_secs * 1000 / 4;
@@ -959,9 +1176,18 @@ md_spawn (struct backend_session *s, const struct backend_spawn *sp, char **err)
   if (!j || !env || !j->args)
     goto oom;
   j->id = sp->job;
-  j->stdin_pipe = sp->stdin_pipe;
+  /* a terminal's input is always open: it is typed */
+  j->stdin_pipe = sp->stdin_pipe || sp->pty;
   snprintf (j->name, sizeof j->name, "airlock-%s-%u", s->token, sp->job);
   random_uuid (j->exec_id);
+  if (sp->pty)
+    {
+      j->pty_buf = *sp->pty;
+      snprintf (j->term, sizeof j->term, "%s", sp->pty->term ? sp->pty->term : "xterm");
+      j->pty_buf.term = j->term;
+      j->pty = &j->pty_buf;
+      random_uuid (j->prep_id);
+    }
   random_hex (j->marker, 16);
   for (int i = 0; i < 2; i++)
     {
@@ -980,10 +1206,13 @@ md_spawn (struct backend_session *s, const struct backend_spawn *sp, char **err)
   j->args[n++] = strdup ("-c");
   j->args[n++] = strdup (MODAL_WRAPPER);
   j->args[n++] = strdup ("airlock-modal");
+  if (sp->pty)
+    j->args[n++] = strdup ("pty");
   j->args[n++] = strdup (j->name);
   j->args[n++] = xprintf ("%llu", t);
   j->args[n++] = xprintf ("%u", g);
-  j->args[n++] = strdup (sp->stdin_pipe ? "1" : "0");
+  if (!sp->pty)
+    j->args[n++] = strdup (sp->stdin_pipe ? "1" : "0");
   j->args[n++] = strdup (sp->cwd ? sp->cwd : "/");
   for (size_t i = 0; i < argc; i++)
     j->args[n++] = strdup (sp->argv[i]);
@@ -1023,28 +1252,65 @@ oom:
   return -1;
 }
 
+/* Typed input that leaves a line open. */
+static bool
+data_mid_line (const void *data, size_t n)
+{
+  char c = ((const char *) data)[n - 1];
+  return c != '\n' && c != '\r';
+}
+
 static int
 md_write_stdin (struct backend_session *s, uint32_t job, const void *data, size_t n, bool eof)
 {
   pthread_mutex_lock (&s->lock);
   struct md_job *j = find_job (s, job);
   int rc = 0;
+  /* A terminal's end of input is typed: ^D (twice after a partial line,
+   * whose first only ends the line), its default VEOF; it stays open. */
+  const char *end = j && j->pty && eof ? (j->mid_line || (n && data_mid_line (data, n))
+                                          ? "\004\004" : "\004") : "";
   if (!j || !j->stdin_pipe || j->in_eof)
     rc = -ESRCH;
-  else if (n)
+  else if (n || *end)
     {
-      char *b = realloc (j->in, j->in_len + n);
+      size_t ne = strlen (end);
+      char *b = realloc (j->in, j->in_len + n + ne);
       if (!b)
         rc = -ENOMEM;
       else
         {
-          memcpy (b + j->in_len, data, n);
+          if (n)
+            memcpy (b + j->in_len, data, n);
+          memcpy (b + j->in_len + n, end, ne);
           j->in = b;
-          j->in_len += n;
+          j->in_len += n + ne;
+          if (j->pty && (n || ne))
+            j->mid_line = !ne && data_mid_line (data, n);
         }
     }
-  if (rc == 0 && eof)
+  if (rc == 0 && eof && !j->pty)
     j->in_eof = true;
+  pthread_mutex_unlock (&s->lock);
+  wake (s);
+  return rc;
+}
+
+static int
+md_resize (struct backend_session *s, uint32_t job, unsigned rows, unsigned cols)
+{
+  pthread_mutex_lock (&s->lock);
+  struct md_job *j = find_job (s, job);
+  int rc = 0;
+  if (!j)
+    rc = -ESRCH;
+  else if (!j->pty)
+    rc = -ENOTTY;
+  else
+    {
+      j->want_rows = rows;
+      j->want_cols = cols;
+    }
   pthread_mutex_unlock (&s->lock);
   wake (s);
   return rc;
@@ -1198,6 +1464,7 @@ static const struct backend_ops modal_ops = {
   .signal = md_signal,
   .spawn = md_spawn,
   .write_stdin = md_write_stdin,
+  .resize = md_resize, /* Modal's PTYInfo at the start; stty after */
   .event_fd = md_event_fd,
   .next_event = md_next_event,
   .health = md_health,
@@ -1213,32 +1480,6 @@ modal_session_ops (void)
   return &modal_ops;
 }
 
-/* A stream's bytes into a buffer (first_cwd). */
-struct collect {
-  char buf[4096];
-  size_t len;
-};
-
-static int
-collect_stdio (void *ctx, const uint8_t *msg, size_t len)
-{
-  struct collect *c = ctx;
-  struct pb_reader r;
-  struct pb_field f;
-  pb_reader_init (&r, msg, len);
-  while (pb_next (&r, &f) > 0)
-    {
-      struct pb_slice d;
-      if (f.number == 1 && pb_read_bytes (&r, &f, &d) == 0)
-        {
-          size_t n = d.n < sizeof c->buf - 1 - c->len ? d.n : sizeof c->buf - 1 - c->len;
-          memcpy (c->buf + c->len, d.p, n);
-          c->len += n;
-        }
-    }
-  return 0;
-}
-
 /* The directory commands start in when modal.workdir is not set: the
  * sandbox user's home, as the sandbox says (one exec, before the worker
  * runs). */
@@ -1248,38 +1489,17 @@ first_cwd (struct backend_session *s, char **err)
   struct md_job j = { .forgotten = true, .reported = true }; /* no events */
   random_uuid (j.exec_id);
   char *args[] = { "sh", "-c", "cd 2>/dev/null; pwd -P", NULL };
-  struct grpc_result res = { 0 };
-  struct collect c = { .len = 0 };
+  struct collect c = { 0 };
   int status = -1;
-  if (exec_start (s, &j, j.exec_id, args, 60, true) == 0 && stdin_write (s, &j, NULL, 0, true) == 0)
-    {
-      struct pb_enc e = { 0 };
-      put_ids (&e, s, j.exec_id);
-      pb_put_uint64 (&e, 3, 0);
-      pb_put_enum (&e, 4, 0);
-      struct grpc_call call = {
-        .base_url = s->router_url, .path = ROUTER "TaskExecStdioRead", .metadata = s->meta,
-        .request = e.buf, .request_len = e.len, .timeout_ms = CALL_MS,
-        .on_message = collect_stdio, .ctx = &c,
-      };
-      if (!e.failed && grpc_server_stream (s->uc, &call, &res) == 0)
-        exit_status (s, &j, true, &status);
-      pb_enc_free (&e);
-    }
-  free (j.hold);
+  bool ran = short_exec (s, &j, j.exec_id, args, NULL, 0, &c, &status) == 1;
   while (c.len && c.buf[c.len - 1] == '\n')
-    c.len--;
-  c.buf[c.len] = '\0';
-  if (status == 0 && c.buf[0] == '/')
-    {
-      grpc_result_free (&res);
-      return strdup (c.buf);
-    }
-  char *t = res.message ? grpc_result_text (&res) : NULL;
+    c.buf[--c.len] = '\0';
+  if (ran && status == 0 && c.len && c.buf[0] == '/')
+    return c.buf;
+  free (c.buf);
   *err = xprintf ("the Modal sandbox %s did not say its home directory (%s); set "
-                  "modal.workdir", s->sb.sandbox_id, t ? t : "no answer");
-  free (t);
-  grpc_result_free (&res);
+                  "modal.workdir", s->sb.sandbox_id,
+                  ran ? "it answered something else" : "no answer");
   return NULL;
 }
 

@@ -40,18 +40,87 @@ if [ "$1" = kill ]; then
   ks "$3" "$p"
   exit 0
 fi
+# The job directory from the header on stdin (see above).
+prep() {
+  mkdir -p "$B" 2>/dev/null
+  chmod 700 "$B" 2>/dev/null
+  e=$(mkdir "$J" 2>&1) || { echo "airlock: cannot create the job directory $J in the sandbox: $e" >&2; exit 125; }
+  read -r LS LE K || { rm -rf "$J"; echo "airlock: the command's script did not come" >&2; exit 125; }
+  if ! { head -c "$LS" > "$J/script" && head -c "$LE" > "$J/env"; } 2>/dev/null; then
+    rm -rf "$J"
+    echo "airlock: cannot write the job directory $J in the sandbox (is its disk full?)" >&2
+    exit 125
+  fi
+}
+# A command on a terminal is three execs, so that nothing secret passes
+# through the terminal (it echoes what it is given):
+# ["sh", "-c", this, "airlock-modal", "prep", N] writes the job
+# directory from stdin (errors on stdout, the one stream read);
+# ["sh", "-c", this, "airlock-modal", "pty", N, T, G, CW, argv...] runs
+# the command on the exec's terminal, in this shell's session and
+# foreground (so ^C, ^Z and SIGWINCH reach it), keeping the state report
+# in the job directory; ["sh", "-c", this, "airlock-modal", "done", N]
+# prints that report on stdout and removes the directory.
+if [ "$1" = prep ]; then
+  J=$B/$2
+  exec 2>&1
+  prep
+  exit 0
+fi
+if [ "$1" = done ]; then
+  J=$B/$2
+  cat "$J/meta" 2>/dev/null
+  rm -rf "$J"
+  exit 0
+fi
+# ["sh", "-c", this, "airlock-modal", "resize", N, ROWS, COLS]: the
+# terminal job N's window (its foreground group gets SIGWINCH).
+if [ "$1" = resize ]; then
+  i=0
+  while [ ! -s "$B/$2/tty" ] && [ "$i" -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+  t=
+  read -r t < "$B/$2/tty" 2>/dev/null || exit 0
+  stty rows "$3" cols "$4" < "$t"
+  exit
+fi
+if [ "$1" = pty ]; then
+  N=$2 T=$3 G=$4 CW=$5
+  shift 5
+  J=$B/$N
+  [ -f "$J/env" ] || { echo "airlock: the job directory $J in the sandbox was not prepared" >&2; exit 125; }
+  mkfifo "$J/m" || { echo "airlock: cannot make a pipe in $J" >&2; exit 125; }
+  cat "$J/m" > "$J/meta" < /dev/null 2> /dev/null &
+  mc=$!
+  # Our session (we lead it when the exec is on a terminal): the kill path
+  # signals it and every process with the job's mark.
+  echo "$$" > "$J/pid"
+  tty > "$J/tty" 2>/dev/null || rm -f "$J/tty"
+  w=
+  if [ "$T" -gt 0 ]; then
+    (
+      trap "" TERM
+      sleep "$((T / 1000)).$((T % 1000 / 100))"
+      ks 15 "$$"
+      sleep "$((G / 1000)).$((G % 1000 / 100))"
+      ks 9 "$$"
+    ) > /dev/null 2>&1 < /dev/null &
+    w=$!
+  fi
+  # Handled, not ignored: the command gets them as a person expects
+  # (an ignored signal would stay ignored across exec), and this shell
+  # lives on to keep the report.
+  trap : HUP INT QUIT TERM TSTP
+  env -i AIRLOCK_MODAL_JOB="$N" sh -c '. "$0/env"; cd "$1" 2>/dev/null || cd /; shift; exec "$@"' \
+    "$J" "$CW" "$@" 3> "$J/m" 4< "$J/script"
+  rc=$?
+  [ -z "$w" ] || kill "$w" 2>/dev/null
+  wait "$mc"
+  exit "$rc"
+fi
 N=$1 T=$2 G=$3 IN=$4 CW=$5
 shift 5
 J=$B/$N
-mkdir -p "$B" 2>/dev/null
-chmod 700 "$B" 2>/dev/null
-e=$(mkdir "$J" 2>&1) || { echo "airlock: cannot create the job directory $J in the sandbox: $e" >&2; exit 125; }
-read -r LS LE K || { rm -rf "$J"; echo "airlock: the command's script did not come" >&2; exit 125; }
-if ! { head -c "$LS" > "$J/script" && head -c "$LE" > "$J/env"; } 2>/dev/null; then
-  rm -rf "$J"
-  echo "airlock: cannot write the job directory $J in the sandbox (is its disk full?)" >&2
-  exit 125
-fi
+prep
 mkfifo "$J/m" || { rm -rf "$J"; echo "airlock: cannot make a pipe in $J" >&2; exit 125; }
 cat "$J/m" > "$J/meta" &
 mc=$!

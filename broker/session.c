@@ -683,8 +683,10 @@ session_exec (struct session *s, const struct exec_request *rq,
    * never replaced by pipes. */
   if (rq->pty && !s->ops->resize)
     {
-      *err = xprintf ("the %s backend cannot run a command on a terminal (pty) "
-                      "yet; run it without pty", s->ops->name);
+      *err = xprintf ("the %s backend cannot run a command on a terminal (pty)%s%s; "
+                      "run it without pty", s->ops->name,
+                      s->ops->no_pty_why ? ": " : " yet",
+                      s->ops->no_pty_why ? s->ops->no_pty_why : "");
       return -ENOTSUP;
     }
   if (!rq->background && s->fg)

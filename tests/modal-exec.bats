@@ -115,3 +115,66 @@ for l in sys.stdin:
   [[ "$output" == *lost* || "$output" == *ended* ]]
   [ "$(calls | grep -c '^SandboxCreate OK')" -eq 1 ]
 }
+
+@test "modal exec on a terminal: Modal allocates it (pty_info); nothing secret passes through it; the session's state is kept" {
+  al session open s
+  secret="s3cret-$RANDOM$RANDOM"
+  # The terminal echoes what it is given: were the script or the env
+  # written to it, the secret would be in the output as it is.
+  printf '%s\n' \
+    '{"id":1,"op":"exec","session":"s","command":"echo \"[$TOKENISH]\" | tr s S; echo to-stderr >&2; stty size; cd /tmp; export KEPT=yes","env":{"TOKENISH":"'"$secret"'"},"pty":{"rows":30,"cols":100,"term":"vt100"}}' \
+    '{"id":2,"op":"exec","session":"s","command":"pwd; echo \"$KEPT\"; ls -A /tmp/.airlock-jobs | wc -l"}' |
+    as_user timeout -k 5 120 "$AIRLOCK" serve > "$T/mx-pty.out" 2>&1
+  cat "$T/mx-pty.out"
+  run ! grep -F "$secret" "$T/mx-pty.out"
+  python3 - "$T/mx-pty.out" "${secret/s/S}" <<'PY'
+import json, sys
+res = {}
+for l in open(sys.argv[1]):
+    m = json.loads(l)
+    if m.get("event") == "result":
+        res[m["id"]] = m
+one, two = res[1], res[2]
+# one stream, the terminal's line endings, its size
+assert one["exit_code"] == 0 and one["stderr"] == "", one
+assert one["stdout"] == "[%s]\r\nto-stderr\r\n30 100\r\n" % sys.argv[2], one
+# the state report came (cd, export), and the job directories are gone
+# but the asking command's own
+assert two["stdout"] == "/tmp\nyes\n1\n", two
+PY
+  # What Modal was asked: the terminal at the start, as the SDK asks it;
+  # the terminal exec itself got no input (the script went to "prep").
+  tail -n +"$((LOG0 + 1))" "$MODAL_DOUBLE_STATE/log.jsonl" | python3 -c '
+import json, sys
+recs = [json.loads(l) for l in sys.stdin]
+starts = [r["request"] for r in recs if r["rpc"] == "TaskExecStart" and "pty_info" in r["request"]]
+assert len(starts) == 1, starts
+pty = starts[0]
+assert pty["pty_info"] == {"enabled": True, "winsz_rows": 30, "winsz_cols": 100, "env_term": "vt100",
+                           "pty_type": "PTY_TYPE_SHELL", "no_terminate_on_idle_stdin": True}, pty
+assert pty["command_args"][4] == "pty", pty["command_args"][:6]
+writes = [r for r in recs if r["rpc"] == "TaskExecStdinWrite" and r["request"]["exec_id"] == pty["exec_id"]]
+assert not writes, writes
+preps = [r["request"] for r in recs if r["rpc"] == "TaskExecStart" and r["request"]["command_args"][4:5] == ["prep"]]
+assert len(preps) == 1 and "pty_info" not in preps[0], preps
+'
+}
+
+@test "modal exec on a terminal: a kill ends the job's whole tree (through the terminal's session)" {
+  al session open s
+  marker=$((RANDOM + 3000))
+  out="$T/mx-ptykill.out"
+  : > "$out"
+  chmod 0666 "$out"
+  {
+    echo '{"id":1,"op":"exec","session":"s","command":"sleep '"$marker"'.5 & setsid sleep '"$marker"'.6 & bash -i","background":true,"pty":{}}'
+    for i in $(seq 100); do pgrep -f "^sleep $marker\\.6" > /dev/null && break; sleep 0.1; done
+    job=$(sed -n 's/^{"id":1,"ok":true,"job":\([0-9]*\),.*/\1/p' "$out")
+    echo '{"id":2,"op":"kill","session":"s","job":'"${job:-0}"'}'
+    echo '{"id":3,"op":"job_wait","session":"s","job":'"${job:-0}"',"timeout":30}'
+  } | as_user timeout -k 5 60 "$AIRLOCK" serve >> "$out" 2>&1
+  cat "$out"
+  grep -F '{"id":3,"ok":true,' "$out" | grep -F '"cause":"killed"'
+  for i in $(seq 100); do pgrep -f "^sleep $marker\\.[56]" > /dev/null || break; sleep 0.1; done
+  run ! pgrep -f "^sleep $marker\\.[56]"
+}

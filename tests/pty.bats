@@ -4,7 +4,9 @@
 # pseudo-terminal, driven through the JSON-lines API (and
 # tests/pty_client.py, a person typing) and `airlock exec --pty`.
 # BACKEND selects the backend (default local), as in sessions.bats; every
-# backend that gives a terminal runs this same file (tests/run-tests.sh).
+# backend that gives a terminal runs this same file (tests/run-tests.sh),
+# modal against the Modal double, which allocates a real terminal for an
+# exec with pty_info as Modal does.
 # The commands use only what every test sandbox has (bash and the tools of
 # busybox); files are made inside the sandbox, so the host never needs to
 # see its workdir.  Process markers are unique per test: other runs of this
@@ -90,6 +92,7 @@ open_line () { echo '{"id":1,"op":"open","session":"p","workdir":"'"$WORK"'"}'; 
 @test "pty: resize reaches the command's terminal; a job without one says so" {
   run typist 'stty size; read x; stty size' 'expect:24 80' 'resize:40:120' 'type:\n' \
     'expect:40 120' wait
+  echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *"exit 0 exited"* ]]
   run api "$(open_line)" \

@@ -575,7 +575,7 @@ SINGULARITY_SUITES=${SINGULARITY_SUITES-sessions pty singularity files}
 DAYTONA_SUITES=${DAYTONA_SUITES-daytona-double sessions files daytona daytona-exec}
 MODAL_SUITES=${MODAL_SUITES-modal-double modal modal-gateway modal-managed}
 MODAL_MANAGED_SESSION_SUITES=${MODAL_MANAGED_SESSION_SUITES-sessions files}
-MODAL_SESSION_SUITES=${MODAL_SESSION_SUITES-sessions modal-exec files}
+MODAL_SESSION_SUITES=${MODAL_SESSION_SUITES-sessions modal-exec files pty}
 SINGULARITY_MODE=${SINGULARITY_MODE:-unprivileged}
 export BUILDDIR FUZZ_SECONDS
 

@@ -75,6 +75,17 @@ try {
   const out3 = await p3.stdout.readText();
   expect(out3 === 'through stdin\n' && (await p3.wait()) === 0, 'exec: stdin written by offset, then EOF', out3);
 
+  // pty: true (the SDK's PTYInfo: 24x80, xterm-256color): one terminal,
+  // all output on stdout (the SDK documents stderr as empty), input typed.
+  const pt = await sb.exec(['sh', '-c', 'tty; stty size; echo "$TERM"; echo to-stderr >&2; read x; echo "got $x"'],
+    { pty: true, timeoutMs: 30000 });
+  await pt.stdin.writeText('typed\n');
+  const [outt, errt] = await Promise.all([pt.stdout.readText(), pt.stderr.readText()]);
+  const codet = await pt.wait();
+  expect(/^\/dev\/pts\/\d+\r\n/.test(outt.replace(/^typed\r\n/, '')) && outt.includes('\r\n24 80\r\nxterm-256color\r\nto-stderr\r\n')
+    && outt.endsWith('got typed\r\n') && errt === '' && codet === 0,
+    'exec with pty: a terminal of 24x80 and TERM, one stream (\\r\\n), typed input echoed', { outt, errt, codet });
+
   const p4 = await sb.exec(['sleep', '30'], { timeoutMs: 1000 });
   const code4 = await p4.wait();
   expect(code4 === 137, 'exec: timeoutMs enforced by the server (killed: 128+9)', code4);
