@@ -152,12 +152,28 @@ assert labels[3] == full[4:], (labels[3], full)
 '
   [[ "$output" == *'"id":3,"ok":true,"event":"end","job":2'*'"cause":"exited","next_offset":14}'* ]]
   [[ "$output" == *'"id":5,"ok":false,"error":{"code":"no_job"'* ]]
-  # Finished: replayed whole, and readable by offset.
+  # Finished: replayed whole, and readable by offset, in the spool's order
+  # (the exec's own events above, whichever stream came first).
+  full=$(printf '%s\n' "$output" | grep '^{' | python3 -c '
+import json, sys
+print(json.dumps([[m["stream"], m["data"]] for m in map(json.loads, sys.stdin)
+                  if m.get("event") == "output" and m["id"] == 2]))')
   run api '{"id":6,"op":"attach","session":"s","job":2}' \
           '{"id":7,"op":"job_output","session":"s","job":2,"offset":0}'
   echo "$output"
-  [ "$(printf '%s\n' "$output" | grep -c '"id":6,"event":"output"')" = 3 ]
-  [[ "$output" == *'"id":7,"ok":true,"data":"one\ntwo\nthree\n","next_offset":14'* ]]
+  printf '%s\n' "$output" | grep '^{' | FULL="$full" python3 -c '
+import json, os, sys
+full = [(st, ch) for st, d in json.loads(os.environ["FULL"]) for ch in d]
+replay, data = [], None
+for m in map(json.loads, sys.stdin):
+    if m.get("event") == "output" and m["id"] == 6:
+        replay += [(m["stream"], ch) for ch in m["data"]]
+    if m["id"] == 7:
+        assert m["ok"] and m["next_offset"] == 14, m
+        data = m["data"]
+assert replay == full, (replay, full)
+assert data == "".join(ch for _, ch in full), (data, full)
+'
 }
 
 @test "spool: the cap is reported as spool_error; the command runs on, or stops by config" {
