@@ -80,7 +80,7 @@ section () { local t=$((SECONDS - STARTED)); printf '\n== [%d:%02d] %s\n' $((t /
 bats_suite () { # label, suite
   section "$1: $2.bats"
   bats --tap "tests/$2.bats" > "$T/out.tap" 2>&1
-  grep -E '^not ok' -A 12 "$T/out.tap" | head -n 60
+  grep -E '^not ok' -A 30 "$T/out.tap" | head -n 120
   tally "$1 $2" "$T/out.tap"
   printf '%s\n' "$(grep -c '^ok' "$T/out.tap") ok, $(grep -c '^not ok' "$T/out.tap") not ok"
 }
@@ -182,7 +182,7 @@ stop_run_daemon () {
 run_bats () { # label, suite, env assignments...
   local label=$1 suite=$2; shift 2
   env "$@" timeout -k 10 1800 bats --tap ${BATS_FILTER:+--filter "$BATS_FILTER"} "tests/$suite.bats" > "$T/out.tap" 2>&1
-  grep -E '^not ok' -A 12 "$T/out.tap" | head -n 60
+  grep -E '^not ok' -A 30 "$T/out.tap" | head -n 120
   tally "$label" "$T/out.tap"
   printf '%s\n' "$(grep -c '^ok' "$T/out.tap") ok, $(grep -c '^not ok' "$T/out.tap") not ok"
 }
