@@ -41,6 +41,23 @@ if [ "$1" = kill ]; then
   exit 0
 fi
 # The job directory from the header on stdin (see above).
+# The remote deadline, for when the client cannot reach us: TERM to the
+# session of $1 (and the job's mark) after T ms, KILL G ms later; its pid
+# in w, ended with KILL (it ignores TERM: a terminal job's watchdog is in
+# the session it signals).
+deadline() {
+  w=
+  [ "$T" -gt 0 ] || return 0
+  (
+    trap "" TERM
+    sleep "$((T / 1000)).$((T % 1000 / 100))"
+    ks 15 "$1"
+    sleep "$((G / 1000)).$((G % 1000 / 100))"
+    ks 9 "$1"
+  ) > /dev/null 2>&1 < /dev/null &
+  w=$!
+}
+
 prep() {
   mkdir -p "$B" 2>/dev/null
   chmod 700 "$B" 2>/dev/null
@@ -95,17 +112,7 @@ if [ "$1" = pty ]; then
   # signals it and every process with the job's mark.
   echo "$$" > "$J/pid"
   tty > "$J/tty" 2>/dev/null || rm -f "$J/tty"
-  w=
-  if [ "$T" -gt 0 ]; then
-    (
-      trap "" TERM
-      sleep "$((T / 1000)).$((T % 1000 / 100))"
-      ks 15 "$$"
-      sleep "$((G / 1000)).$((G % 1000 / 100))"
-      ks 9 "$$"
-    ) > /dev/null 2>&1 < /dev/null &
-    w=$!
-  fi
+  deadline "$$"
   # Handled, not ignored: the command gets them as a person expects
   # (an ignored signal would stay ignored across exec), and this shell
   # lives on to keep the report.
@@ -113,7 +120,7 @@ if [ "$1" = pty ]; then
   env -i AIRLOCK_MODAL_JOB="$N" sh -c '. "$0/env"; cd "$1" 2>/dev/null || cd /; shift; exec "$@"' \
     "$J" "$CW" "$@" 3> "$J/m" 4< "$J/script"
   rc=$?
-  [ -z "$w" ] || kill "$w" 2>/dev/null
+  [ -z "$w" ] || kill -9 "$w" 2>/dev/null
   wait "$mc"
   exit "$rc"
 fi
@@ -131,20 +138,10 @@ env -i AIRLOCK_MODAL_JOB="$N" sh -c '. "$0/env"; cd "$1" 2>/dev/null || cd /; sh
 exec 5<&-
 p=$!
 echo "$p" > "$J/pid"
-# The remote deadline, for when the client cannot reach us.
-w=
-if [ "$T" -gt 0 ]; then
-  (
-    sleep "$((T / 1000)).$((T % 1000 / 100))"
-    ks 15 "$p"
-    sleep "$((G / 1000)).$((G % 1000 / 100))"
-    ks 9 "$p"
-  ) > /dev/null 2>&1 < /dev/null &
-  w=$!
-fi
+deadline "$p"
 wait "$p"
 rc=$?
-[ -z "$w" ] || kill "$w" 2>/dev/null
+[ -z "$w" ] || kill -9 "$w" 2>/dev/null
 wait "$mc"
 printf '\n%s\n' "$K" >&2
 cat "$J/meta" >&2
