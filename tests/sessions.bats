@@ -34,6 +34,18 @@ field () {
 }
 
 
+# Poll a job's job_output (from offset 0 when given) until its state is
+# STATE, 5 s at most; $output is the last answer.
+wait_job_state () { # job, state, [offset]
+  local off=
+  [ -z "${3:-}" ] || off=',"offset":'"$3"
+  for _ in $(seq 50); do
+    run api '{"id":5,"op":"job_output","session":"s","job":'"$1$off"'}'
+    [ "$(field state)" = "$2" ] && return
+    sleep 0.1
+  done
+}
+
 @test "sessions: open, ls, close" {
   run al session open s1
   [ "$status" -eq 0 ]
@@ -238,11 +250,7 @@ field () {
     run api '{"id":4,"op":"job_stdin","session":"s","job":'"$job"',"data":"hello\n","eof":true}'
     [ "$(field ok)" = true ]
   fi
-  for i in $(seq 50); do
-    run api '{"id":5,"op":"job_output","session":"s","job":'"$job"',"offset":0}'
-    [ "$(field state)" = exited ] && break
-    sleep 0.1
-  done
+  wait_job_state "$job" exited 0
   [ "$(field state)" = exited ]
   [ "$(field exit_code)" = 3 ]
   [ "$(field data)" = "begin
@@ -256,11 +264,7 @@ got hello
   run api '{"id":7,"op":"exec","session":"s","background":true,"command":"sleep 300"}'
   job2=$(field job)
   run api '{"id":8,"op":"kill","session":"s","job":'"$job2"'}'
-  for i in $(seq 50); do
-    run api '{"id":9,"op":"job_output","session":"s","job":'"$job2"'}'
-    [ "$(field state)" = killed ] && break
-    sleep 0.1
-  done
+  wait_job_state "$job2" killed
   [ "$(field state)" = killed ]
 }
 
@@ -274,11 +278,7 @@ got hello
   job2=$(field job)
   run api '{"id":4,"op":"job_stdin","session":"s","job":'"$job"',"data":"x\n","eof":true}'
   [ "$(field ok)" = true ]
-  for i in $(seq 50); do
-    run api '{"id":5,"op":"job_output","session":"s","job":'"$job"',"offset":0}'
-    [ "$(field state)" = exited ] && break
-    sleep 0.1
-  done
+  wait_job_state "$job" exited 0
   [ "$(field state)" = exited ]
   [ "$(field data)" = "x
 done" ] || [ "$(field data)" = "x
