@@ -117,18 +117,22 @@ open_line () { echo '{"id":1,"op":"open","session":"p","workdir":"'"$WORK"'"}'; 
 
 @test "pty: a python3 curses program redraws at the new size after a resize" {
   needs_in_sandbox python3
-  # curses.wrapper: the terminal's own size at start, KEY_RESIZE (ncurses'
-  # SIGWINCH handler) after the resize op, then the new size; q ends it.
+  # curses.wrapper: the terminal's own size at start, then a redraw at
+  # the current size on every KEY_RESIZE (ncurses' SIGWINCH handler), as
+  # a full-screen program does; q ends it.  Every KEY_RESIZE, not only the
+  # first: on Modal the window changes by stty, which sets rows and then
+  # columns (two SIGWINCHs, the first at 30x80).
   prog='import curses
 def main(w):
     y, x = w.getmaxyx()
     w.addstr(0, 0, "size %d %d" % (y, x)); w.refresh()
-    while w.getch() != curses.KEY_RESIZE:
-        pass
-    y, x = w.getmaxyx()
-    w.addstr(1, 0, "now %d %d" % (y, x)); w.refresh()
-    while w.getch() != ord("q"):
-        pass
+    while True:
+        c = w.getch()
+        if c == ord("q"):
+            break
+        if c == curses.KEY_RESIZE:
+            y, x = w.getmaxyx()
+            w.addstr(1, 0, "now %d %d" % (y, x)); w.clrtoeol(); w.refresh()
 curses.wrapper(main)'
   run typist "python3 -c '$prog'" 'expect:size 24 80' pause:0.5 'resize:30:100' \
     'expect:now 30 100' 'type:q' wait
