@@ -76,8 +76,9 @@ HELPER_PKGS := libcap-ng
 # libunistring) and the backends (libcurl).
 CLIENT_PKGS := libcjson
 BROKER_PKGS := libcjson libcurl libpcre2-8 libarchive nettle
-# libunistring (NFKC in policy/) has no pkg-config file.
-BROKER_LIBS := -lunistring
+# libunistring (NFKC in policy/) and libwslay (WebSocket framing,
+# backends/websocket.c) have no pkg-config file.
+BROKER_LIBS := -lunistring -lwslay
 
 HELPER_SRCS := $(wildcard helper/*.c)
 # A cloud backend's session layer is written apart from its client:
@@ -88,7 +89,7 @@ SESSION_FLAGS := $(if $(wildcard backends/daytona_session.c),-DHAVE_DAYTONA_SESS
                  $(if $(wildcard backends/modal_managed_session.c),-DHAVE_MODAL_MANAGED)
 BACKEND_SRCS := backends/local.c backends/installed_file.c backends/local_session.c backends/supervisor_protocol.c backends/supervisor_client.c \
                 backends/xprintf.c backends/posture.c backends/cgroup_oom.c backends/size_text.c \
-                backends/sif_cache.c backends/http_body.c backends/sh_words.c backends/event_queue.c backends/terminal_eof.c \
+                backends/sif_cache.c backends/http_body.c backends/sh_words.c backends/event_queue.c backends/terminal_eof.c backends/websocket.c \
                 backends/grpc_call.c backends/protobuf_wire.c backends/random_id.c $(sort $(wildcard backends/modal*.c)) \
                 $(sort $(wildcard backends/docker*.c)) $(sort $(wildcard backends/daytona*.c)) $(sort $(wildcard backends/ssh*.c)) \
                 $(sort $(wildcard backends/singularity*.c))
@@ -238,7 +239,7 @@ $(BUILDDIR)/airlock-egress-tap: tests/egress_tap.c helper/egress_addresses.h Mak
 
 # (the driver drives a local session: the docker sources need libcurl, the
 # SIF cache and the singularity backend cJSON and policy/.)
-DRIVER_SRCS := $(filter-out backends/docker% backends/daytona% backends/ssh% backends/sif_cache% backends/singularity% \
+DRIVER_SRCS := $(filter-out backends/docker% backends/daytona% backends/websocket% backends/ssh% backends/sif_cache% backends/singularity% \
                              backends/modal% backends/grpc% backends/protobuf% backends/random_id%,$(BACKEND_SRCS))
 $(BUILDDIR)/airlock-session-driver: tests/session_driver.c $(DRIVER_SRCS) backends/egress_client.c helper/protocol.c $(wildcard backends/*.h) Makefile $(BUILD_OPTIONS)
 	@mkdir -p $(BUILDDIR)
@@ -466,7 +467,8 @@ DEB_PACKAGES := build-essential pkg-config clang libclang-rt-14-dev \
                 python3 man-db bubblewrap libpcre2-dev libunistring-dev docker.io sudo curl \
                 libarchive-dev nettle-dev openssh-client openssh-server \
                 python3-grpcio python3-protobuf protobuf-compiler openssl \
-                debhelper dpkg-dev fakeroot lintian blhc adduser libslirp-dev libglib2.0-dev
+                debhelper dpkg-dev fakeroot lintian blhc adduser libslirp-dev libglib2.0-dev \
+                libwslay-dev
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null \
 	  | grep -q '^install ok installed' || echo $$p; done); \

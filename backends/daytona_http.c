@@ -282,6 +282,17 @@ transient (CURLcode rc)
     }
 }
 
+void
+daytona_http_header_lines (const struct daytona_http *h, const char *out[4])
+{
+  size_t n = 0;
+  out[n++] = h->auth_header;
+  if (h->org_header)
+    out[n++] = h->org_header;
+  out[n++] = "X-Daytona-Source: airlock";
+  out[n] = NULL;
+}
+
 static struct curl_slist *
 request_headers (struct daytona_http *h, const struct daytona_request *rq)
 {
@@ -294,10 +305,10 @@ request_headers (struct daytona_http *h, const struct daytona_request *rq)
       l = n;                                                                   \
     }                                                                          \
   while (0)
-  ADD (h->auth_header);
-  if (h->org_header)
-    ADD (h->org_header);
-  ADD ("X-Daytona-Source: airlock");
+  const char *lines[4];
+  daytona_http_header_lines (h, lines);
+  for (const char **x = lines; *x; x++)
+    ADD (*x);
   if (rq->json)
     ADD ("Content-Type: application/json");
   ADD ("Expect:"); /* no 100-continue round trip */

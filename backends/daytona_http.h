@@ -101,6 +101,11 @@ const char *daytona_reply_message (struct daytona_reply *r);
 char *daytona_error_text (const struct daytona_http *h, struct daytona_reply *r,
                           const char *what);
 
+/* The header lines every call carries (credentials, source), for a
+ * connection made elsewhere (a WebSocket: websocket.h): up to 3 into
+ * out, NULL-ended (out has 4 slots).  Valid while h is. */
+void daytona_http_header_lines (const struct daytona_http *h, const char *out[4]);
+
 /* A query value escaped for a URL (malloc'd). */
 char *daytona_http_escape (const char *s);
 

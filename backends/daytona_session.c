@@ -31,6 +31,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "daytona_terminal.h"
 #include "daytona_wrapper.h"
 #include "event_queue.h"
 #include "files_host.h"
@@ -75,6 +76,9 @@ struct dt_job {
   int sig;                   /* a signal to send */
   bool forgotten;            /* the session layer wants no more events */
   bool reported;             /* EXITED or ERROR queued */
+  /* A command on a terminal (daytona_terminal.h): its own thread does
+   * the rest; the worker only signals it and cleans up. */
+  struct daytona_terminal *terminal;
 };
 
 /* A file moved by the toolbox's files API (ops file_put, file_get): a
@@ -163,25 +167,47 @@ report_end (struct backend_session *s, struct dt_job *j, int status, const char 
 
 /* ---- the sandbox's words ---- */
 
-/* The exec's text: the wrapper behind its preamble, in a subshell. */
+/* A terminal job's "go" file (the wrapper in M=pty), in base64: its
+ * preamble has no secret, but it is the job directory's business. */
 static char *
-exec_text (struct backend_session *s, const struct dt_job *j, const struct backend_spawn *sp)
+go_text (struct backend_session *s, const struct dt_job *j, const struct backend_spawn *sp,
+         const char *cw, const char *args, const char *marker)
+{
+  char *go = xprintf ("M=pty N=airlock-%s-%u T=%llu G=%u CW=%s K=%s\nset --%s\n%s", s->token,
+                      j->id, j->timeout_ms, j->grace_ms, cw, marker, args, DAYTONA_WRAPPER);
+  char *b = go ? files_base64_encode (go, strlen (go)) : NULL;
+  (void) sp;
+  free (go);
+  return b;
+}
+
+/* The exec's text: the wrapper behind its preamble, in a subshell.  For
+ * a terminal (marker set), the exec that prepares its job directory. */
+static char *
+exec_text (struct backend_session *s, const struct dt_job *j, const struct backend_spawn *sp,
+           const char *marker)
 {
   char *env = sh_export_lines (sp->envp);
   char *se = sp->script ? files_base64_encode (sp->script, sp->script_len) : strdup ("");
   char *ee = env ? files_base64_encode (env, strlen (env)) : NULL;
   char *cw = sh_quote (sp->cwd ? sp->cwd : "/");
   char *args = sh_argv_words (sp->argv);
-  char *t = env && se && ee && cw && args
-                ? xprintf ("(\nM=run RID=0 N=airlock-%s-%u S='%s' E='%s' IN=%d T=%llu G=%u CW=%s\nset --%s\n%s)\n",
-                           s->token, j->id, se, ee, sp->stdin_pipe ? 1 : 0, j->timeout_ms,
-                           j->grace_ms, cw, args, DAYTONA_WRAPPER)
+  char *go = marker && cw && args ? go_text (s, j, sp, cw, args, marker) : NULL;
+  char *t = env && se && ee && cw && args && (go || !marker)
+                ? marker ? xprintf ("(\nM=prep RID=0 N=airlock-%s-%u S='%s' E='%s' P='%s' IN=0 T=0 G=0 "
+                                    "CW=/\nset --\n%s)\n",
+                                    s->token, j->id, se, ee, go, DAYTONA_WRAPPER)
+                         : xprintf ("(\nM=run RID=0 N=airlock-%s-%u S='%s' E='%s' IN=%d T=%llu G=%u "
+                                    "CW=%s\nset --%s\n%s)\n",
+                                    s->token, j->id, se, ee, sp->stdin_pipe ? 1 : 0, j->timeout_ms,
+                                    j->grace_ms, cw, args, DAYTONA_WRAPPER)
                 : NULL;
   free (env);
   free (se);
   free (ee);
   free (cw);
   free (args);
+  free (go);
   return t;
 }
 
@@ -700,6 +726,7 @@ cleanup_job (struct backend_session *s, struct dt_job *j)
 static void
 free_job (struct dt_job *j)
 {
+  daytona_terminal_free (j->terminal);
   free (j->command);
   free (j->cmd_id);
   free (j->in);
@@ -723,6 +750,9 @@ worker (void *arg)
         {
           if (c->cleaned || s->lost)
             continue;
+          /* A terminal job's own thread runs it until its end. */
+          if (c->terminal && !c->ended && !(c->sig && c->running))
+            continue;
           if (c->sig && (c->running || c->ended))
             {
               j = c;
@@ -745,7 +775,7 @@ worker (void *arg)
         }
       /* Else the poll longest due, so that a busy job starves nobody. */
       for (struct dt_job *c = s->jobs; c && !j && next <= now; c = c->next)
-        if (!c->cleaned && !s->lost && c->running && !c->ended && c->due == next)
+        if (!c->cleaned && !s->lost && !c->terminal && c->running && !c->ended && c->due == next)
           j = c;
       if (!j)
         {
@@ -815,6 +845,94 @@ find_job (struct backend_session *s, uint32_t id)
   return NULL;
 }
 
+/* ---- a terminal job's hooks (its thread; daytona_terminal.h) ---- */
+
+static void
+terminal_started (void *session, void *job)
+{
+  struct backend_session *s = session;
+  struct dt_job *j = job;
+  pthread_mutex_lock (&s->lock);
+  j->running = true;
+  if (!j->forgotten)
+    {
+      struct backend_event ev = { .type = BACKEND_STARTED, .job = j->id };
+      push_event (s, &ev, NULL, 0, NULL);
+    }
+  pthread_cond_signal (&s->wake); /* a signal may wait for this */
+  pthread_mutex_unlock (&s->lock);
+}
+
+static void
+terminal_output (void *session, void *job, const void *data, size_t n)
+{
+  struct backend_session *s = session;
+  struct dt_job *j = job;
+  pthread_mutex_lock (&s->lock);
+  if (!j->forgotten)
+    {
+      struct backend_event ev = { .type = BACKEND_OUTPUT, .job = j->id, .stream = 1, .len = n };
+      push_event (s, &ev, data, n, NULL);
+    }
+  pthread_mutex_unlock (&s->lock);
+}
+
+static void
+terminal_ended (void *session, void *job, int status, const void *meta, size_t meta_len,
+                const char *lost)
+{
+  struct backend_session *s = session;
+  struct dt_job *j = job;
+  pthread_mutex_lock (&s->lock);
+  if (meta_len && !j->forgotten)
+    {
+      struct backend_event ev = { .type = BACKEND_OUTPUT, .job = j->id, .stream = 3,
+                                  .len = meta_len };
+      push_event (s, &ev, meta, meta_len, NULL);
+    }
+  j->ended = true;
+  report_end (s, j, status, lost);
+  pthread_cond_signal (&s->wake); /* the worker cleans up */
+  pthread_mutex_unlock (&s->lock);
+}
+
+static const struct daytona_terminal_hooks terminal_hooks = {
+  .started = terminal_started, .output = terminal_output, .ended = terminal_ended,
+};
+
+/* A command on a terminal: its thread prepares, connects and relays. */
+static int
+spawn_terminal (struct backend_session *s, struct dt_job *j, const struct backend_spawn *sp,
+                char **err)
+{
+  unsigned char raw[16];
+  char marker[40];
+  if (getrandom (raw, sizeof raw, 0) != sizeof raw)
+    {
+      *err = xprintf ("no random bytes: %s", strerror (errno));
+      return -1;
+    }
+  int n = snprintf (marker, sizeof marker, "AIRLOCK");
+  for (size_t i = 0; i < sizeof raw; i++)
+    n += snprintf (marker + n, sizeof marker - (size_t) n, "%02x", raw[i]);
+  char *prep = exec_text (s, j, sp, marker);
+  if (!prep)
+    {
+      *err = xprintf ("out of memory");
+      return -1;
+    }
+  struct daytona_terminal_spec spec = {
+    .api_url = s->api_url, .auth = &s->auth, .toolbox_url = s->sb.toolbox_url,
+    .name = j->sid, .prep = prep, .marker = marker,
+    .rows = sp->pty->rows, .cols = sp->pty->cols, .term = sp->pty->term, .stop = &s->stop,
+    .session = s, .job = j,
+  };
+  j->terminal = daytona_terminal_start (&spec, &terminal_hooks, err);
+  explicit_bzero (prep, strlen (prep));
+  free (prep);
+  return j->terminal ? 0 : -1;
+}
+
 static int
 dt_spawn (struct backend_session *s, const struct backend_spawn *sp, char **err)
 {
@@ -825,14 +943,14 @@ dt_spawn (struct backend_session *s, const struct backend_spawn *sp, char **err)
       return -1;
     }
   j->id = sp->job;
-  j->stdin_pipe = sp->stdin_pipe;
+  j->stdin_pipe = sp->stdin_pipe || sp->pty;
   /* The remote deadline a little after ours: ours ends the job (124);
    * the remote one holds when we cannot reach the sandbox. */
   j->timeout_ms = sp->timeout_ms ? sp->timeout_ms + 1000 : 0;
   j->grace_ms = sp->grace_ms ? sp->grace_ms : 2000;
   j->started_ms = monotonic_ms ();
   snprintf (j->sid, sizeof j->sid, "airlock-%s-%u", s->token, sp->job);
-  if (!(j->command = exec_text (s, j, sp)))
+  if (!sp->pty && !(j->command = exec_text (s, j, sp, NULL)))
     {
       free (j);
       *err = xprintf ("out of memory");
@@ -842,6 +960,13 @@ dt_spawn (struct backend_session *s, const struct backend_spawn *sp, char **err)
   if (s->lost)
     {
       *err = xprintf ("%s", s->lost);
+      pthread_mutex_unlock (&s->lock);
+      free_job (j);
+      return -1;
+    }
+  /* Listed before its thread starts: the thread's hooks find it there. */
+  if (sp->pty && spawn_terminal (s, j, sp, err) < 0)
+    {
       pthread_mutex_unlock (&s->lock);
       free_job (j);
       return -1;
@@ -861,6 +986,12 @@ dt_write_stdin (struct backend_session *s, uint32_t job, const void *data, size_
   int rc = 0;
   if (!j || !j->stdin_pipe)
     rc = -ESRCH;
+  else if (j->terminal)
+    {
+      rc = daytona_terminal_type (j->terminal, data, n, eof);
+      pthread_mutex_unlock (&s->lock);
+      return rc;
+    }
   const unsigned char *p = data;
   while (rc == 0 && (n || eof))
     {
@@ -903,6 +1034,8 @@ dt_signal (struct backend_session *s, uint32_t job, int sig)
   int rc = 0;
   if (!j)
     rc = -ESRCH;
+  else if (j->terminal && !j->running && !j->ended)
+    daytona_terminal_cancel (j->terminal, sig); /* it never starts */
   else
     {
       if (!j->sig || sig == SIGKILL)
@@ -914,6 +1047,22 @@ dt_signal (struct backend_session *s, uint32_t job, int sig)
         }
       pthread_cond_signal (&s->wake);
     }
+  pthread_mutex_unlock (&s->lock);
+  return rc;
+}
+
+static int
+dt_resize (struct backend_session *s, uint32_t job, unsigned rows, unsigned cols)
+{
+  pthread_mutex_lock (&s->lock);
+  struct dt_job *j = find_job (s, job);
+  int rc = 0;
+  if (!j)
+    rc = -ESRCH;
+  else if (!j->terminal)
+    rc = -ENOTTY;
+  else
+    daytona_terminal_resize (j->terminal, rows, cols);
   pthread_mutex_unlock (&s->lock);
   return rc;
 }
@@ -1222,8 +1371,7 @@ static const struct backend_ops daytona_ops = {
   .signal = dt_signal,
   .spawn = dt_spawn,
   .write_stdin = dt_write_stdin,
-  .no_pty_why = "Daytona's toolbox API gives a terminal (its PTY sessions) only over a "
-                "WebSocket, which airlock's HTTP client (libcurl without ws) cannot speak",
+  .resize = dt_resize, /* Daytona's PTY sessions: daytona_terminal.c */
   .event_fd = dt_event_fd,
   .next_event = dt_next_event,
   .health = dt_health,

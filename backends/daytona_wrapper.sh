@@ -6,10 +6,11 @@
 # preamble of variables, then this code (the build strips comment lines
 # and indentation: build/gen/daytona_wrapper.h).
 #
-# Preamble: M run (or relay, below), RID this relay's number, N the job's
-# name, S and E the command's script and its env
+# Preamble: M run (or relay, prep, pty: below), RID this relay's number,
+# N the job's name, S and E the command's script and its env
 # file (sh export lines) in base64, IN 1 when stdin is a pipe, T deadline
-# ms (0 none), G grace ms, CW the working directory, "$@" the argv.
+# ms (0 none), G grace ms, CW the working directory, "$@" the argv; P and
+# K for a terminal (M=prep, M=pty).
 #
 # Daytona's session log is line-based (each line of the exec's stdout is
 # read by a shell `read`: NUL bytes would be lost, a last line without its
@@ -27,6 +28,61 @@
 umask 077
 B=/tmp/.airlock-jobs
 J=$B/$N
+# Signal $1 to the session $2 (the job's pid is its sid) and to every
+# process carrying the job's mark (those that left the session).
+ks() {
+  for d in /proc/[0-9]*; do
+    l=
+    read -r l < "$d/stat" 2>/dev/null || continue
+    l=${l##*) }
+    set -- "$1" "$2" $l
+    if [ "$6" = "$2" ] || grep -qz "^AIRLOCK_DAYTONA_JOB=$N\$" "$d/environ" 2>/dev/null; then
+      kill -"$1" "${d#/proc/}" 2>/dev/null
+    fi
+  done
+}
+sec() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
+# A command on a terminal (M=pty): this text is the job directory's
+# "go" file (written by M=prep, below), which the client has the login
+# shell of a Daytona PTY session exec, so that only that file's path is
+# typed into the terminal (which echoes it), never the script.  We lead
+# the terminal's session (the shell we replaced did).  K, printed first,
+# marks where the command's output begins: what the client got before it
+# (the shell's banner, prompt and echo) is not the command's.  The
+# command runs in the foreground, the state report (fd 3) goes to meta,
+# the exit status to rc; the client reads both once the terminal closed.
+if [ "$M" = pty ]; then
+  [ -f "$J/env" ] || { echo "airlock: the job directory $J in the sandbox was not prepared"; exit 125; }
+  printf '%s' "$K"
+  mkfifo "$J/m" || { echo "airlock: cannot make a pipe in $J"; exit 125; }
+  cat "$J/m" > "$J/meta" < /dev/null 2> /dev/null &
+  mc=$!
+  echo "$$" > "$J/pid"
+  # The remote deadline (for when the client cannot reach us); it ignores
+  # TERM (it is in the session it signals) and is ended with KILL.
+  w=
+  if [ "$T" -gt 0 ]; then
+    (
+      trap "" TERM
+      sleep "$(sec "$T")"
+      ks 15 "$$"
+      sleep "$(sec "$G")"
+      ks 9 "$$"
+    ) > /dev/null 2>&1 < /dev/null &
+    w=$!
+  fi
+  # Handled, not ignored: the command gets them as a person expects (an
+  # ignored signal stays ignored across exec), and this shell lives on
+  # to keep the report.
+  trap : HUP INT QUIT TERM TSTP
+  env -i AIRLOCK_DAYTONA_JOB="$N" sh -c '. "$0/env"; cd "$1" 2>/dev/null || cd /; shift; exec "$@"' \
+    "$J" "$CW" "$@" 3> "$J/m" 4< "$J/script"
+  rc=$?
+  [ -z "$w" ] || kill -9 "$w" 2>/dev/null
+  wait "$mc"
+  echo "$rc" > "$J/rc"
+  exit "$rc"
+fi
 mkdir -p "$B" 2>/dev/null
 chmod 700 "$B" 2>/dev/null
 # A relay of its own (M=relay): the job runs already; its output from
@@ -45,22 +101,19 @@ if ! { printf %s "$S" | base64 -d > "$J/script" && printf %s "$E" | base64 -d > 
   exit 0
 fi
 fi
+# M=prep: the job directory of a command on a terminal, and its "go" file
+# from P (base64; see M=pty above).  "P" when done.
+if [ "$M" = prep ]; then
+  if ! printf %s "$P" | base64 -d > "$J/go" 2>/dev/null; then
+    rm -rf "$J"
+    echo "F cannot write the job directory $J in the sandbox (is its disk full?)"
+    exit 0
+  fi
+  echo P
+  exit 0
+fi
 S= E=
 echo "$RID" > "$J/relay"
-# Signal $1 to the session $2 (the job's pid is its sid) and to every
-# process carrying the job's mark (those that left the session).
-ks() {
-  for d in /proc/[0-9]*; do
-    l=
-    read -r l < "$d/stat" 2>/dev/null || continue
-    l=${l##*) }
-    set -- "$1" "$2" $l
-    if [ "$6" = "$2" ] || grep -qz "^AIRLOCK_DAYTONA_JOB=$N\$" "$d/environ" 2>/dev/null; then
-      kill -"$1" "${d#/proc/}" 2>/dev/null
-    fi
-  done
-}
-sec() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
 if [ "$M" != relay ]; then
 # The toolbox command's input, kept on fd 5: a command started with `&`
 # gets /dev/null as its stdin.

@@ -116,6 +116,58 @@ for l in sys.stdin:
   [ "$(ctl GET /_double/log | grep -c '"method": "POST", "path": "/toolbox/[^"]*/process/session"')" -ge 2 ]
 }
 
+# The PTY sessions the double has now: "SANDBOX SESSION" lines.
+ptys () {
+  ctl GET /_double/sandboxes | python3 -c 'import json,sys
+for b in json.load(sys.stdin):
+    for p in b.get("ptys", []):
+        print(b["name"], p["id"])'
+}
+
+@test "daytona pty: the terminal's WebSocket cut mid-job: lost, saying a terminal cannot be resumed, and killed in the sandbox" {
+  al session open s
+  marker=$((RANDOM + 2000))
+  (al exec s --pty -- "echo before; sleep $marker.5; echo after" > "$T/cut.out" 2>&1; echo "rc=$?" >> "$T/cut.out") &
+  for i in $(seq 150); do pgrep -f "^sleep $marker.5" > /dev/null && break; sleep 0.1; done
+  pgrep -f "^sleep $marker.5" > /dev/null
+  run ptys
+  [ "${#lines[@]}" -eq 1 ]
+  set -- ${lines[0]}
+  ctl POST /_double/pty-drop '{"sandbox":"'"$1"'","session":"'"$2"'"}'
+  for i in $(seq 150); do grep -q '^rc=' "$T/cut.out" && break; sleep 0.1; done
+  cat "$T/cut.out"
+  grep -q "before" "$T/cut.out"
+  grep -q "the WebSocket connection broke" "$T/cut.out"
+  grep -q "a terminal cannot be resumed" "$T/cut.out"
+  run ! grep -q '^rc=0' "$T/cut.out"
+  run ! grep -q "after" "$T/cut.out"
+  # Its PTY session deleted: the shell's tree is gone.
+  for i in $(seq 100); do pgrep -f "^sleep $marker.5" > /dev/null || break; sleep 0.1; done
+  run ! pgrep -f "^sleep $marker.5"
+  [ -z "$(ptys)" ]
+  run al exec s --pty -- 'echo usable'
+  [[ "$output" == *usable* ]]
+}
+
+@test "daytona pty: the PTY session deleted behind our back: the job ends (137), and the next one runs" {
+  al session open s
+  marker=$((RANDOM + 2000))
+  (al exec s --pty -- "sleep $marker.6" > "$T/del.out" 2>&1; echo "rc=$?" >> "$T/del.out") &
+  for i in $(seq 150); do pgrep -f "^sleep $marker.6" > /dev/null && break; sleep 0.1; done
+  run ptys
+  [ "${#lines[@]}" -eq 1 ]
+  set -- ${lines[0]}
+  id=$(ctl GET /_double/sandboxes | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')
+  timeout -k 5 30 curl -sS -X DELETE -H "Authorization: Bearer $DAYTONA_API_KEY" \
+    "$DAYTONA_DOUBLE/toolbox/$id/process/pty/$2"
+  for i in $(seq 150); do grep -q '^rc=' "$T/del.out" && break; sleep 0.1; done
+  cat "$T/del.out"
+  grep -q '^rc=137' "$T/del.out"
+  run ! pgrep -f "^sleep $marker.6"
+  run al exec s --pty -- 'echo usable'
+  [[ "$output" == *usable* ]]
+}
+
 @test "daytona files: through the files API, 5xx and cut downloads are retried; a sandbox deleted meanwhile is said so" {
   al session open s
   H=$(mktemp -d "$T/dfiles.XXXXXX")

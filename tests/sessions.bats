@@ -169,21 +169,20 @@ wait_job_state () { # job, state, [offset]
 }
 
 @test "sessions: exec on a terminal, or not_supported naming the backend (never pipes)" {
-  # local, docker, singularity, ssh and direct modal give a terminal
-  # (tests/pty.bats runs with each); every other refuses in words, before
-  # anything runs.
+  # local, docker, singularity, ssh, direct modal and daytona give a
+  # terminal (tests/pty.bats runs with each); managed modal refuses in
+  # words, before anything runs.
   run api '{"id":1,"op":"open","session":"s","workdir":"'"$WORK"'"}' \
           '{"id":2,"op":"exec","session":"s","command":"tty","pty":{}}'
   echo "$output"
   case $BACKEND/${MODAL_MODE:-} in
-    local/*|docker/*|singularity/*|ssh/*|modal/direct|modal/) [[ "$(field stdout)" == /dev/pts/* ]] ;;
+    local/*|docker/*|singularity/*|ssh/*|modal/direct|modal/|daytona/*) [[ "$(field stdout)" == /dev/pts/* ]] ;;
     *)
       # (by id: a cloud session's open says its progress first)
       answer=$(printf '%s\n' "$output" | grep -F '{"id":2,')
       [[ "$answer" == *'"id":2,"ok":false,"error":{"code":"not_supported","message":"the '"$BACKEND"' backend cannot run a command on a terminal (pty)'* ]]
       # ... and says why, where the reason is the remote API's
       case "$BACKEND/${MODAL_MODE:-}" in
-        daytona/*) [[ "$answer" == *"only over a WebSocket"* ]] ;;
         modal/managed) [[ "$answer" == *"in managed mode the gateway's exec has no terminal"*"modal.mode direct gives one"* ]] ;;
       esac ;;
   esac
