@@ -88,6 +88,46 @@ try {
   const back = await sandbox.fs.downloadFile('/tmp/proof/blob.bin');
   expect(Buffer.compare(Buffer.from(back), data) === 0, 'fs.downloadFile: the same bytes', back.length);
 
+  // A terminal: the toolbox's PTY, its output and input over a WebSocket.
+  let out = '';
+  const dec = new TextDecoder();
+  const onData = (d) => { out += dec.decode(d, { stream: true }); };
+  const waitOut = async (re, what) => {
+    for (let i = 0; i < 300 && !re.test(out); i += 1) await new Promise((r) => setTimeout(r, 50));
+    expect(re.test(out), what, out);
+  };
+  const pty = await sandbox.process.createPty({ id: 'proof-pty', cols: 100, rows: 30, onData });
+  await pty.waitForConnection();
+  expect(pty.isConnected(), 'process.createPty (lazy start): connected', pty.isConnected());
+  await pty.sendInput('stty size; tty; echo $TERM\n');
+  await waitOut(/[\r\n]30 100\r?\n/, 'pty: the window is 30 rows, 100 columns');
+  await waitOut(/[\r\n]\/dev\/pts\/\d+\r?\n/, 'pty: a terminal of the sandbox (/dev/pts/N)');
+  await waitOut(/[\r\n]xterm-256color\r?\n/, 'pty: TERM=xterm-256color by default');
+  await pty.resize(120, 40);
+  out = '';
+  await pty.sendInput('stty size\n');
+  await waitOut(/[\r\n]40 120\r?\n/, 'pty resize(120, 40): stty size says 40 120');
+  const pinfo = await sandbox.process.getPtySessionInfo('proof-pty');
+  expect(pinfo.id === 'proof-pty' && pinfo.cols === 120 && pinfo.rows === 40 && pinfo.active === true,
+    'getPtySessionInfo: the new size, active', pinfo);
+  const ptys = await sandbox.process.listPtySessions();
+  expect(ptys.some((p) => p.id === 'proof-pty'), 'listPtySessions has it', ptys);
+  await pty.sendInput('exit 3\n');
+  const res = await pty.wait();
+  expect(res.exitCode === 3, 'pty: exit 3 -> wait() gives exit code 3', res);
+  let ptyGone = false;
+  try {
+    await sandbox.process.getPtySessionInfo('proof-pty');
+  } catch (e) {
+    ptyGone = true;
+  }
+  expect(ptyGone, 'the ended PTY session is gone (404)', ptyGone);
+  const pty2 = await sandbox.process.createPty({ id: 'proof-pty2', onData });
+  await pty2.waitForConnection();
+  await sandbox.process.killPtySession('proof-pty2');
+  const res2 = await pty2.wait();
+  expect(res2.exitCode === 137 && res2.error === 'SIGKILL', 'killPtySession: wait() gives exit code 137 (SIGKILL)', res2);
+
   await sandbox.delete();
   ok('delete sandbox');
   sandbox = null;
