@@ -397,6 +397,13 @@ websocket_open (const char *url, const char *const *headers, uint64_t deadline_m
       goto fail;
     }
   wslay_event_config_set_max_recv_msg_length (ws->ctx, MESSAGE_MAX);
+  goto out;
+fail:
+  *err = xprintf ("cannot open the WebSocket at %s: %s", shown ? shown : "?", why);
+fail_quiet:
+  websocket_free (ws);
+  ws = NULL;
+out:
   free (req);
   free (head);
   free (accept);
@@ -404,17 +411,6 @@ websocket_open (const char *url, const char *const *headers, uint64_t deadline_m
   free (upgrade);
   free (shown);
   return ws;
-fail:
-  *err = xprintf ("cannot open the WebSocket at %s: %s", shown ? shown : "?", why);
-fail_quiet:
-  free (req);
-  free (head);
-  free (accept);
-  free (want);
-  free (upgrade);
-  free (shown);
-  websocket_free (ws);
-  return NULL;
 }
 
 int

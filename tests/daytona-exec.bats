@@ -71,7 +71,7 @@ for l in sys.stdin:
 @test "daytona exec: the sandbox deleted behind our back: the session is lost, said so, never re-created" {
   al session open s
   marker=$((RANDOM + 2000))
-  (al exec s -- "sleep $marker.7" > "$T/lost.out" 2>&1; echo "rc=$?" >> "$T/lost.out") &
+  (r=0; al exec s -- "sleep $marker.7" > "$T/lost.out" 2>&1 || r=$?; echo "rc=$r" >> "$T/lost.out") &
   for i in $(seq 100); do pgrep -f "^sleep $marker.7" > /dev/null && break; sleep 0.1; done
   pgrep -f "^sleep $marker.7" > /dev/null
   name=$(ctl GET /_double/sandboxes | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["name"])')
@@ -79,6 +79,7 @@ for l in sys.stdin:
   for i in $(seq 150); do grep -q '^rc=' "$T/lost.out" && break; sleep 0.1; done
   cat "$T/lost.out"
   grep -q "no longer exists (deleted outside airlock); it is not re-created" "$T/lost.out"
+  grep -q '^rc=' "$T/lost.out"
   run ! grep -q '^rc=0' "$T/lost.out"
   run al exec s -- 'echo again'
   [ "$status" -ne 0 ]
@@ -127,7 +128,7 @@ for b in json.load(sys.stdin):
 @test "daytona pty: the terminal's WebSocket cut mid-job: lost, saying a terminal cannot be resumed, and killed in the sandbox" {
   al session open s
   marker=$((RANDOM + 2000))
-  (al exec s --pty -- "echo before; sleep $marker.5; echo after" > "$T/cut.out" 2>&1; echo "rc=$?" >> "$T/cut.out") &
+  (r=0; al exec s --pty -- "echo before; sleep $marker.5; echo after" > "$T/cut.out" 2>&1 || r=$?; echo "rc=$r" >> "$T/cut.out") &
   for i in $(seq 150); do pgrep -f "^sleep $marker.5" > /dev/null && break; sleep 0.1; done
   pgrep -f "^sleep $marker.5" > /dev/null
   run ptys
@@ -139,6 +140,7 @@ for b in json.load(sys.stdin):
   grep -q "before" "$T/cut.out"
   grep -q "the WebSocket connection broke" "$T/cut.out"
   grep -q "a terminal cannot be resumed" "$T/cut.out"
+  grep -q '^rc=' "$T/cut.out"
   run ! grep -q '^rc=0' "$T/cut.out"
   run ! grep -q "after" "$T/cut.out"
   # Its PTY session deleted: the shell's tree is gone.
@@ -152,16 +154,18 @@ for b in json.load(sys.stdin):
 @test "daytona pty: the PTY session deleted behind our back: the job ends (137), and the next one runs" {
   al session open s
   marker=$((RANDOM + 2000))
-  (al exec s --pty -- "sleep $marker.6" > "$T/del.out" 2>&1; echo "rc=$?" >> "$T/del.out") &
+  (r=0; al exec s --pty -- "sleep $marker.6" > "$T/del.out" 2>&1 || r=$?; echo "rc=$r" >> "$T/del.out") &
   for i in $(seq 150); do pgrep -f "^sleep $marker.6" > /dev/null && break; sleep 0.1; done
+  pgrep -f "^sleep $marker.6" > /dev/null
   run ptys
   [ "${#lines[@]}" -eq 1 ]
   set -- ${lines[0]}
   id=$(ctl GET /_double/sandboxes | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')
   timeout -k 5 30 curl -sS -X DELETE -H "Authorization: Bearer $DAYTONA_API_KEY" \
     "$DAYTONA_DOUBLE/toolbox/$id/process/pty/$2"
-  for i in $(seq 150); do grep -q '^rc=' "$T/del.out" && break; sleep 0.1; done
+  for i in $(seq 400); do grep -q '^rc=' "$T/del.out" && break; sleep 0.1; done
   cat "$T/del.out"
+  tail -n 5 "$RUNDIR/airlock/daemon.log" || true
   grep -q '^rc=137' "$T/del.out"
   run ! pgrep -f "^sleep $marker.6"
   run al exec s --pty -- 'echo usable'
@@ -188,13 +192,14 @@ for b in json.load(sys.stdin):
   [ "$(ctl GET /_double/log | grep -c '/files/download')" -eq 2 ]
   # deleted while an upload is on its way
   ctl POST /_double/faults '{"match":"POST .*/files/bulk-upload$","delay_ms":3000}'
-  (al cp "$H/src" s:/tmp/up2 > "$T/cplost.out" 2>&1; echo "rc=$?" >> "$T/cplost.out") &
+  (r=0; al cp "$H/src" s:/tmp/up2 > "$T/cplost.out" 2>&1 || r=$?; echo "rc=$r" >> "$T/cplost.out") &
   for i in $(seq 50); do ctl GET /_double/log | grep -q '"fault": {"match": "POST' && break; sleep 0.1; done
   name=$(ctl GET /_double/sandboxes | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["name"])')
   ctl POST "/_double/sandbox/$name/vanish" > /dev/null
   for i in $(seq 150); do grep -q '^rc=' "$T/cplost.out" && break; sleep 0.1; done
   cat "$T/cplost.out"
   grep -q "no longer exists" "$T/cplost.out"
+  grep -q '^rc=' "$T/cplost.out"
   run ! grep -q '^rc=0' "$T/cplost.out"
   [ -z "$(find "$RUNDIR" -name 'transfer.*')" ]
   rm -rf "$H"

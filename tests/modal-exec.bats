@@ -102,13 +102,14 @@ for l in sys.stdin:
 @test "modal exec: the sandbox ended behind our back: the session is lost, said so, never re-created" {
   al session open s
   marker=$((RANDOM + 3000))
-  (al exec s -- "sleep $marker.7" > "$T/mx-lost.out" 2>&1; echo "rc=$?" >> "$T/mx-lost.out") &
+  (r=0; al exec s -- "sleep $marker.7" > "$T/mx-lost.out" 2>&1 || r=$?; echo "rc=$r" >> "$T/mx-lost.out") &
   for i in $(seq 100); do pgrep -f "^sleep $marker.7" > /dev/null && break; sleep 0.1; done
   faults '{"terminate": ["*"]}'
   for i in $(seq 300); do grep -q '^rc=' "$T/mx-lost.out" && break; sleep 0.1; done
   rm -f "$MODAL_DOUBLE_STATE/faults.json"
   cat "$T/mx-lost.out"
   grep -q "has ended" "$T/mx-lost.out"
+  grep -q '^rc=' "$T/mx-lost.out"
   run ! grep -q '^rc=0' "$T/mx-lost.out"
   run al exec s -- 'echo again'
   [ "$status" -ne 0 ]
