@@ -31,7 +31,6 @@ struct websocket {
   /* Bytes that came with the upgrade's answer: the first frames. */
   unsigned char *early;
   size_t early_len, early_off;
-  bool eof;               /* the peer closed the connection */
   char *io_error;         /* why a read or write failed */
   uint16_t close_code;
   char close_reason[REASON_MAX];
@@ -62,7 +61,6 @@ on_recv (wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, void 
     }
   if (rc != CURLE_OK || got == 0)
     {
-      ws->eof = got == 0 && rc == CURLE_OK;
       if (!ws->io_error)
         ws->io_error = xprintf ("%s", rc == CURLE_OK ? "the connection was closed without a close frame"
                                                      : curl_easy_strerror (rc));
