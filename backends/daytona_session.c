@@ -170,13 +170,12 @@ report_end (struct backend_session *s, struct dt_job *j, int status, const char 
 /* A terminal job's "go" file (the wrapper in M=pty), in base64: its
  * preamble has no secret, but it is the job directory's business. */
 static char *
-go_text (struct backend_session *s, const struct dt_job *j, const struct backend_spawn *sp,
-         const char *cw, const char *args, const char *marker)
+go_text (struct backend_session *s, const struct dt_job *j, const char *cw, const char *args,
+         const char *marker)
 {
   char *go = xprintf ("M=pty N=airlock-%s-%u T=%llu G=%u CW=%s K=%s\nset --%s\n%s", s->token,
                       j->id, j->timeout_ms, j->grace_ms, cw, marker, args, DAYTONA_WRAPPER);
   char *b = go ? files_base64_encode (go, strlen (go)) : NULL;
-  (void) sp;
   free (go);
   return b;
 }
@@ -192,7 +191,7 @@ exec_text (struct backend_session *s, const struct dt_job *j, const struct backe
   char *ee = env ? files_base64_encode (env, strlen (env)) : NULL;
   char *cw = sh_quote (sp->cwd ? sp->cwd : "/");
   char *args = sh_argv_words (sp->argv);
-  char *go = marker && cw && args ? go_text (s, j, sp, cw, args, marker) : NULL;
+  char *go = marker && cw && args ? go_text (s, j, cw, args, marker) : NULL;
   char *t = env && se && ee && cw && args && (go || !marker)
                 ? marker ? xprintf ("(\nM=prep RID=0 N=airlock-%s-%u S='%s' E='%s' P='%s' IN=0 T=0 G=0 "
                                     "CW=/\nset --\n%s)\n",

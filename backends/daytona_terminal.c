@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,12 +114,10 @@ prepare (struct daytona_terminal *t)
 {
   struct daytona_reply r;
   char *err = NULL;
-  char *path = xprintf ("/process/session");
   cJSON *b = cJSON_CreateObject ();
   cJSON_AddStringToObject (b, "sessionId", t->spec.name);
-  int rc = path && b ? call (t, "POST", path, b, false, &r, &err) : -1;
+  int rc = b ? call (t, "POST", "/process/session", b, false, &r, &err) : -1;
   cJSON_Delete (b);
-  free (path);
   if (rc == 0 && r.status == 409) /* made by an attempt we lost */
     rc = 1;
   if (rc != 1)
@@ -127,7 +126,7 @@ prepare (struct daytona_terminal *t)
       return;
     }
   daytona_reply_free (&r);
-  path = xprintf ("/process/session/%s/exec", t->spec.name);
+  char *path = xprintf ("/process/session/%s/exec", t->spec.name);
   b = cJSON_CreateObject ();
   cJSON_AddStringToObject (b, "command", t->spec.prep);
   cJSON_AddBoolToObject (b, "runAsync", false);
@@ -581,7 +580,7 @@ void
 daytona_terminal_cancel (struct daytona_terminal *t, int sig)
 {
   pthread_mutex_lock (&t->lock);
-  if (!t->cancel_sig || sig == 9)
+  if (!t->cancel_sig || sig == SIGKILL)
     t->cancel_sig = sig;
   pthread_mutex_unlock (&t->lock);
   wake (t);
